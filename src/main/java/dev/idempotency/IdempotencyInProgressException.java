@@ -1,0 +1,23 @@
+package dev.idempotency;
+
+import java.time.Duration;
+
+/**
+ * A call with the same key is still running (on this node or another). Nothing ran; retry after
+ * {@link #retryAfter()}.
+ */
+public class IdempotencyInProgressException extends IdempotencyException {
+    private static final long serialVersionUID = 1L;
+
+    private final Duration retryAfter;
+
+    public IdempotencyInProgressException(String message, Duration retryAfter) {
+        super(message);
+        this.retryAfter = retryAfter;
+    }
+
+    /** When a retry may find the first call finished: the rest of its lease, at least one second. */
+    public Duration retryAfter() {
+        return retryAfter;
+    }
+}

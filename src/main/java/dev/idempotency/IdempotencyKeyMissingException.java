@@ -1,0 +1,10 @@
+package dev.idempotency;
+
+/** A key is required and the call carried none (a {@code null} or blank key). Nothing ran. */
+public class IdempotencyKeyMissingException extends IdempotencyException {
+    private static final long serialVersionUID = 1L;
+
+    public IdempotencyKeyMissingException(String message) {
+        super(message);
+    }
+}

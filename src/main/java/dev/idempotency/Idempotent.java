@@ -1,0 +1,99 @@
+package dev.idempotency;
+
+import jakarta.enterprise.util.Nonbinding;
+import jakarta.interceptor.InterceptorBinding;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated operation once per idempotency key; every retry with the same key gets the first
+ * answer back.
+ *
+ * <p>On a CDI bean, EJB or message-driven bean method (or on the class, for all its business methods) the
+ * key comes from the parameter marked {@link IdempotencyKey}. The return value is stored with JSON-B and
+ * replayed; {@code void} methods are de-duplicated. A concurrent duplicate gets
+ * {@link IdempotencyInProgressException} or waits, see {@link #onConcurrent()}.
+ *
+ * <p>Every member can be overridden through MicroProfile Config, most specific first:
+ * {@code <fqcn>/<method>/Idempotent/<member>}, {@code <fqcn>/Idempotent/<member>},
+ * {@code Idempotent/<member>}, then the value written here, then the global {@code idempotency.*} key.
+ * {@code Idempotent/enabled=false} (at any of those levels) switches the protection off. Mistakes (no key
+ * source, two key parameters, a return type that cannot be stored, a bad configuration value) fail the
+ * deployment with a message naming the method.
+ */
+@Inherited
+@InterceptorBinding
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target({ElementType.TYPE, ElementType.METHOD})
+public @interface Idempotent {
+
+    /**
+     * Where keys are unique. Empty (the default) means the method's identity,
+     * {@code <fqcn>#<method>(<simple parameter types>)}. Name it when the key must survive a refactoring,
+     * or when two methods must share (or must not share) keys. At most 200 characters.
+     */
+    @Nonbinding
+    String namespace() default "";
+
+    /**
+     * Whether a call without a key is an error ({@link IdempotencyKeyMissingException}). {@code false}
+     * lets a call without a key run, unprotected. When left {@code true}, the global
+     * {@code idempotency.required} (default {@code true}) can still relax it for every method.
+     */
+    @Nonbinding
+    boolean required() default true;
+
+    /**
+     * Exception types that are a final outcome: the first one is stored (type and message) as
+     * {@code FAILED} and rethrown on every retry, which does not run the method again. Subtypes match.
+     * Each type needs a public constructor taking a {@code String} (or none). Default: none; every
+     * exception releases the key so that a retry runs again.
+     */
+    @Nonbinding
+    Class<? extends Throwable>[] keepOn() default {};
+
+    /**
+     * Exception types that always release the key, even when they are also a subtype of a
+     * {@link #keepOn()} type. Default: none.
+     */
+    @Nonbinding
+    Class<? extends Throwable>[] releaseOn() default {};
+
+    /**
+     * What a duplicate does while the first call is still running: fail at once with
+     * {@link IdempotencyInProgressException} ({@link OnConcurrent#REJECT}), or wait up to
+     * {@link #waitTimeout()} for the first call's result ({@link OnConcurrent#WAIT}). Default:
+     * {@code idempotency.on-concurrent} ({@code reject}).
+     */
+    @Nonbinding
+    OnConcurrent onConcurrent() default OnConcurrent.DEFAULT;
+
+    /**
+     * How long a duplicate waits when {@link #onConcurrent()} is {@code WAIT}: an ISO-8601 duration
+     * such as {@code PT5S}, zero or more. Empty means {@code idempotency.wait-timeout} ({@code PT10S}).
+     */
+    @Nonbinding
+    String waitTimeout() default "";
+
+    /**
+     * How long a finished result is kept and replayed: an ISO-8601 duration, positive. Empty means
+     * {@code idempotency.ttl} ({@code PT24H}).
+     */
+    @Nonbinding
+    String ttl() default "";
+
+    /**
+     * How long a running call holds its key before another node may take over (the holder is presumed
+     * dead): an ISO-8601 duration, positive, longer than the slowest call. Empty means
+     * {@code idempotency.lease} ({@code PT1M}).
+     */
+    @Nonbinding
+    String lease() default "";
+
+}

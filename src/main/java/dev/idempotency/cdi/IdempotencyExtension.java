@@ -1,0 +1,134 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.ConfigErrors;
+import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.config.MethodSettings;
+import dev.idempotency.config.MethodSettingsResolver;
+
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.spi.AfterBeanDiscovery;
+import jakarta.enterprise.inject.spi.AnnotatedMethod;
+import jakarta.enterprise.inject.spi.AnnotatedType;
+import jakarta.enterprise.inject.spi.BeforeBeanDiscovery;
+import jakarta.enterprise.inject.spi.Extension;
+import jakarta.enterprise.inject.spi.ProcessAnnotatedType;
+import jakarta.enterprise.inject.spi.WithAnnotations;
+
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The portable extension: reads the configuration, registers the interceptor (with its configured
+ * priority) and the library's beans, and resolves and checks every {@code @Idempotent} method at
+ * deployment. Every mistake becomes a definition error, so the deployment fails naming the method and
+ * the fix (SPEC I6, C3).
+ *
+ * <p>Registered through {@code META-INF/services}; in a Weld SE test add it yourself, optionally with
+ * the {@link Config} to use.
+ */
+public class IdempotencyExtension implements Extension {
+
+    private final Config explicitConfig;
+    private final ConfigErrors errors = new ConfigErrors();
+    private final Map<Method, MethodSettings> settings = new ConcurrentHashMap<>();
+    private Config config;
+    private GlobalSettings global;
+    private MethodSettingsResolver resolver;
+
+    /** For the container: configuration from {@link ConfigProvider}. */
+    public IdempotencyExtension() {
+        this(null);
+    }
+
+    /** With the given configuration (tests). */
+    public IdempotencyExtension(Config config) {
+        this.explicitConfig = config;
+    }
+
+    void beforeBeanDiscovery(@Observes BeforeBeanDiscovery bbd) {
+        config = explicitConfig != null ? explicitConfig : ConfigProvider.getConfig(configClassLoader());
+        global = GlobalSettings.read(config, errors);
+        resolver = new MethodSettingsResolver(config, global);
+        resolver.checkMemberKeys(errors);
+        bbd.addAnnotatedType(IdempotentInterceptor.class, IdempotentInterceptor.class.getName())
+                .add(new PriorityLiteral(global.interceptorPriority()));
+        bbd.addAnnotatedType(IdempotencyRuntime.class, IdempotencyRuntime.class.getName());
+        if (JtaSupport.isAvailable()) {
+            bbd.addAnnotatedType(JtaSupport.RequiresNewBean.class, JtaSupport.RequiresNewBean.class.getName());
+        }
+    }
+
+    <T> void checkAnnotatedType(@Observes @WithAnnotations(Idempotent.class) ProcessAnnotatedType<T> pat) {
+        AnnotatedType<T> type = pat.getAnnotatedType();
+        Class<T> beanClass = type.getJavaClass();
+        if (beanClass.isInterface() || Modifier.isAbstract(beanClass.getModifiers()) || beanClass == IdempotentInterceptor.class) {
+            return;
+        }
+        Idempotent classLevel = type.getAnnotation(Idempotent.class);
+        for (AnnotatedMethod<? super T> m : type.getMethods()) {
+            Method method = m.getJavaMember();
+            Idempotent annotation = m.getAnnotation(Idempotent.class);
+            if (annotation == null && classLevel != null && isBusinessMethod(method)) {
+                annotation = classLevel;
+            }
+            if (annotation != null) {
+                resolver.resolve(beanClass, method, annotation, errors).ifPresent(s -> settings.put(method, s));
+            }
+        }
+    }
+
+    void afterBeanDiscovery(@Observes AfterBeanDiscovery abd) {
+        errors.all().forEach(abd::addDefinitionError);
+    }
+
+    /** The global settings read at deployment. */
+    public GlobalSettings globalSettings() {
+        return global;
+    }
+
+    /** The configuration in use. */
+    public Config config() {
+        return config;
+    }
+
+    /**
+     * The settings of an intercepted method: resolved at deployment, or now for a bean this extension did
+     * not see (one added by another extension), and then kept.
+     *
+     * @throws IdempotencyConfigurationException when that late resolution finds a mistake
+     */
+    public MethodSettings settingsFor(Method method) {
+        MethodSettings s = settings.get(method);
+        if (s != null) {
+            return s;
+        }
+        return settings.computeIfAbsent(method, m -> {
+            Idempotent annotation = m.getAnnotation(Idempotent.class);
+            if (annotation == null) {
+                annotation = m.getDeclaringClass().getAnnotation(Idempotent.class);
+            }
+            ConfigErrors late = new ConfigErrors();
+            MethodSettings resolved = resolver.resolve(m.getDeclaringClass(), m, annotation, late).orElse(null);
+            late.throwIfAny();
+            return resolved;
+        });
+    }
+
+    private static boolean isBusinessMethod(Method m) {
+        int mod = m.getModifiers();
+        return Modifier.isPublic(mod) && !Modifier.isStatic(mod) && m.getDeclaringClass() != Object.class
+                && !m.isSynthetic() && !m.isBridge();
+    }
+
+    private static ClassLoader configClassLoader() {
+        ClassLoader tccl = Thread.currentThread().getContextClassLoader();
+        return tccl != null ? tccl : IdempotencyExtension.class.getClassLoader();
+    }
+}

@@ -1,0 +1,292 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.core.CompletionSignals;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.LocalCompletionSignals;
+import dev.idempotency.core.TransactionBridge;
+import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.spi.IdempotencyStore;
+import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
+import dev.idempotency.store.jpa.JpaIdempotencyStore;
+import dev.idempotency.store.jpa.JpaSchema;
+import dev.idempotency.store.jpa.JpaTransactions;
+import dev.idempotency.store.jpa.JtaTransactions;
+import dev.idempotency.store.jpa.ResourceLocalTransactions;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.context.Initialized;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Default;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.EntityManagerFactory;
+import jakarta.persistence.Persistence;
+
+import javax.naming.InitialContext;
+import javax.naming.NamingException;
+import javax.sql.DataSource;
+import java.security.Principal;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The library's running parts in a CDI container: the store (the application's own
+ * {@link IdempotencyStore} bean, else the in-memory or the JPA store by configuration), the engine, the
+ * codec and the purge schedule. Started when the application starts, so that a store that cannot start
+ * fails the deployment.
+ */
+@ApplicationScoped
+public class IdempotencyRuntime {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyRuntime.class.getName());
+
+    @Inject
+    IdempotencyExtension extension;
+
+    @Inject
+    @Any
+    Instance<Object> beans;
+
+    private volatile IdempotencyEngine engine;
+    private JsonCodec codec;
+    private EntityManagerFactory ownEmf;
+    private ScheduledExecutorService ownScheduler;
+    private ExecutorService ownExecutor;
+    private ScheduledFuture<?> purge;
+
+    void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
+        engine();
+    }
+
+    /** The engine, started on first use. */
+    public IdempotencyEngine engine() {
+        IdempotencyEngine e = engine;
+        if (e == null) {
+            synchronized (this) {
+                if (engine == null) {
+                    start();
+                }
+                e = engine;
+            }
+        }
+        return e;
+    }
+
+    JsonCodec codec() {
+        engine();
+        return codec;
+    }
+
+    GlobalSettings settings() {
+        return extension.globalSettings();
+    }
+
+    /** The caller's name, {@code "anonymous"} when unauthenticated, {@code ""} when keys are not scoped per caller. */
+    String principalName() {
+        if (!settings().scopeByPrincipal()) {
+            return "";
+        }
+        Instance<Principal> principal = beans.select(Principal.class, Default.Literal.INSTANCE);
+        if (principal.isResolvable()) {
+            try {
+                Principal p = principal.get();
+                if (p != null && p.getName() != null && !p.getName().isEmpty()) {
+                    return p.getName();
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "No principal available", e);
+            }
+        }
+        return "anonymous";
+    }
+
+    /** Purges expired records now, batch by batch; returns how many it deleted. */
+    public int purgeNow() {
+        IdempotencyEngine e = engine();
+        int batch = settings().purgeBatchSize();
+        int total = 0;
+        for (int round = 0; round < 100; round++) {
+            int n = e.store().purgeExpired(e.clock().instant(), batch);
+            total += n;
+            if (n < batch) {
+                break;
+            }
+        }
+        if (total > 0) {
+            LOG.log(Level.FINE, "Purged {0} expired records", total);
+        }
+        return total;
+    }
+
+    private void start() {
+        GlobalSettings s = settings();
+        codec = new JsonCodec();
+        TransactionSynchronizationRegistryHolder tsr = TransactionSynchronizationRegistryHolder.find(beans);
+        TransactionBridge bridge = tsr.bridge();
+        IdempotencyStore store = createStore(s, tsr);
+        Clock clock = qualified(Clock.class);
+        if (clock == null) {
+            clock = Clock.systemUTC();
+        }
+        CompletionSignals signals = new LocalCompletionSignals();
+        ExecutorService executor = lookup("java:comp/DefaultManagedExecutorService", ExecutorService.class);
+        if (executor == null) {
+            executor = ownExecutor = Executors.newCachedThreadPool(daemon("idempotency-release"));
+        }
+        engine = new IdempotencyEngine(store, clock, s.nodeId(), bridge, signals, executor,
+                s.lockTimeout().plusSeconds(5));
+        schedulePurge(s);
+        LOG.log(Level.INFO, "Idempotency started on node {0} with {1}", new Object[] {s.nodeId(), store.getClass().getSimpleName()});
+    }
+
+    private IdempotencyStore createStore(GlobalSettings s, TransactionSynchronizationRegistryHolder tsr) {
+        Instance<IdempotencyStore> own = beans.select(IdempotencyStore.class, Default.Literal.INSTANCE);
+        if (own.isResolvable()) {
+            return own.get();
+        }
+        if (!own.isUnsatisfied()) {
+            throw new IdempotencyConfigurationException("More than one IdempotencyStore bean: keep one");
+        }
+        if (s.store().equals("memory")) {
+            return new InMemoryIdempotencyStore();
+        }
+        EntityManagerFactory emf = qualified(EntityManagerFactory.class);
+        if (emf == null && !s.persistenceUnit().isEmpty()) {
+            emf = ownEmf = Persistence.createEntityManagerFactory(s.persistenceUnit(), s.jpaProperties());
+        }
+        if (emf == null) {
+            DataSource ds = qualified(DataSource.class);
+            if (ds == null) {
+                ds = lookup(s.datasource(), DataSource.class);
+            }
+            if (ds == null) {
+                throw new IdempotencyConfigurationException("The JPA store has no database: no @ForIdempotency DataSource or "
+                        + "EntityManagerFactory bean, no idempotency.persistence-unit, and no data source at " + s.datasource()
+                        + ". Set one of those, or idempotency.store=memory");
+            }
+            if (s.schema().equals("create")) {
+                if (JpaSchema.createIfMissing(ds)) {
+                    LOG.log(Level.INFO, "Created the table {0}", JpaSchema.TABLE);
+                }
+            }
+            emf = ownEmf = IdempotencyPersistenceUnit.create(ds, tsr.registry() != null, s.jpaProperties());
+        }
+        JpaTransactions transactions;
+        if (isJta(emf)) {
+            if (tsr.registry() == null) {
+                throw new IdempotencyConfigurationException("The JPA store's persistence unit is JTA, but there is no "
+                        + "TransactionSynchronizationRegistry (bean or java:comp/TransactionSynchronizationRegistry)");
+            }
+            JtaTransactions.RequiresNew requiresNew = beans.select(JtaSupport.RequiresNewBean.class).get();
+            transactions = new JtaTransactions(emf, tsr.registry(), requiresNew);
+        } else {
+            transactions = new ResourceLocalTransactions(emf);
+        }
+        return new JpaIdempotencyStore(transactions, s.lockTimeout());
+    }
+
+    private static boolean isJta(EntityManagerFactory emf) {
+        EntityManager em = emf.createEntityManager();
+        try {
+            em.getTransaction();
+            return false;
+        } catch (IllegalStateException e) {
+            return true;
+        } finally {
+            em.close();
+        }
+    }
+
+    private void schedulePurge(GlobalSettings s) {
+        ScheduledExecutorService scheduler = lookup("java:comp/DefaultManagedScheduledExecutorService", ScheduledExecutorService.class);
+        if (scheduler == null) {
+            scheduler = ownScheduler = Executors.newSingleThreadScheduledExecutor(daemon("idempotency-purge"));
+        }
+        long period = s.purgeInterval().toMillis();
+        purge = scheduler.scheduleWithFixedDelay(() -> {
+            try {
+                purgeNow();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "Purging expired idempotency records failed; will try again in " + s.purgeInterval(), e);
+            }
+        }, period, period, TimeUnit.MILLISECONDS);
+    }
+
+    @PreDestroy
+    void stop() {
+        if (purge != null) {
+            purge.cancel(false);
+        }
+        if (ownScheduler != null) {
+            ownScheduler.shutdownNow();
+        }
+        if (ownExecutor != null) {
+            ownExecutor.shutdown();
+        }
+        if (ownEmf != null && ownEmf.isOpen()) {
+            ownEmf.close();
+        }
+        if (codec != null) {
+            try {
+                codec.close();
+            } catch (Exception e) {
+                LOG.log(Level.FINE, "Closing JSON-B", e);
+            }
+        }
+    }
+
+    private <T> T qualified(Class<T> type) {
+        Instance<T> i = beans.select(type, ForIdempotency.Literal.INSTANCE);
+        return i.isResolvable() ? i.get() : null;
+    }
+
+    static <T> T lookup(String jndiName, Class<T> type) {
+        try {
+            Object o = new InitialContext().lookup(jndiName);
+            return type.isInstance(o) ? type.cast(o) : null;
+        } catch (NamingException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** The JTA registry when there is one (bean or JNDI), kept apart so that no JTA class loads without JTA. */
+    record TransactionSynchronizationRegistryHolder(jakarta.transaction.TransactionSynchronizationRegistry registry) {
+        static TransactionSynchronizationRegistryHolder find(Instance<Object> beans) {
+            if (!JtaSupport.isAvailable()) {
+                return new TransactionSynchronizationRegistryHolder(null);
+            }
+            Instance<jakarta.transaction.TransactionSynchronizationRegistry> bean =
+                    beans.select(jakarta.transaction.TransactionSynchronizationRegistry.class, Default.Literal.INSTANCE);
+            if (bean.isResolvable()) {
+                return new TransactionSynchronizationRegistryHolder(bean.get());
+            }
+            return new TransactionSynchronizationRegistryHolder(
+                    lookup("java:comp/TransactionSynchronizationRegistry", jakarta.transaction.TransactionSynchronizationRegistry.class));
+        }
+
+        TransactionBridge bridge() {
+            return registry == null ? TransactionBridge.NONE : JtaSupport.bridge(registry);
+        }
+    }
+}

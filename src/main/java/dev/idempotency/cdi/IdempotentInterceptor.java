@@ -1,0 +1,152 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyKeyInvalidException;
+import dev.idempotency.IdempotencyKeyMissingException;
+import dev.idempotency.config.KeySource;
+import dev.idempotency.config.MethodSettings;
+import dev.idempotency.core.Decision;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.spi.RecordStatus;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.Ticket;
+
+import jakarta.inject.Inject;
+import jakarta.interceptor.AroundInvoke;
+import jakarta.interceptor.Interceptor;
+import jakarta.interceptor.InvocationContext;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The {@code @Idempotent} interceptor: check, proceed, store. Its priority (default 1100,
+ * {@code idempotency.interceptor.priority}) puts it inside {@code @Transactional} (200), so that the
+ * completion joins the business transaction. Everything about the method was resolved at deployment.
+ */
+@Idempotent
+@Interceptor
+public class IdempotentInterceptor {
+
+    private final IdempotencyRuntime runtime;
+    private final IdempotencyExtension extension;
+
+    @Inject
+    IdempotentInterceptor(IdempotencyRuntime runtime, IdempotencyExtension extension) {
+        this.runtime = runtime;
+        this.extension = extension;
+    }
+
+    @AroundInvoke
+    Object around(InvocationContext ctx) throws Exception {
+        MethodSettings m = extension.settingsFor(ctx.getMethod());
+        if (!m.enabled() || m.keySource() != KeySource.PARAMETER) {
+            // HTTP-keyed resource methods are claimed by the JAX-RS filter; message keys by the message path.
+            return ctx.proceed();
+        }
+        Object[] args = ctx.getParameters();
+        String key = keyOf(m, args[m.keyIndex()]);
+        if (key == null) {
+            if (m.required()) {
+                throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe()
+                        + ": its @IdempotencyKey parameter is null or blank");
+            }
+            return ctx.proceed();
+        }
+        IdempotencyEngine engine = runtime.engine();
+        JsonCodec codec = runtime.codec();
+        ScopedKey scopedKey = new ScopedKey(m.namespace(), runtime.principalName(), key);
+        Decision decision = engine.begin(scopedKey, codec.fingerprint(m, args), null, m.policy());
+        if (decision instanceof Decision.Replay replay) {
+            return replay(m, codec, replay);
+        }
+        Ticket ticket = ((Decision.Proceed) decision).ticket();
+        Object result;
+        try {
+            result = ctx.proceed();
+        } catch (Throwable t) {
+            settleFailure(m, engine, codec, ticket, t);
+            throw t;
+        }
+        if (m.async()) {
+            return settleAsync(m, engine, codec, ticket, result);
+        }
+        engine.complete(ticket, codec.encodeValue(m, result));
+        return result;
+    }
+
+    private Object replay(MethodSettings m, JsonCodec codec, Decision.Replay replay) throws Exception {
+        if (replay.record().status() == RecordStatus.FAILED) {
+            Throwable failure = codec.decodeFailure(m, replay.record().response());
+            if (m.async()) {
+                return CompletableFuture.failedFuture(failure);
+            }
+            throw sneaky(failure);
+        }
+        Object value = codec.decodeValue(m, replay.record().response());
+        return m.async() ? CompletableFuture.completedFuture(value) : value;
+    }
+
+    private static void settleFailure(MethodSettings m, IdempotencyEngine engine, JsonCodec codec, Ticket ticket, Throwable t) {
+        if (m.keeps(t)) {
+            engine.fail(ticket, codec.encodeFailure(t));
+        } else {
+            engine.release(ticket);
+        }
+    }
+
+    private static Object settleAsync(MethodSettings m, IdempotencyEngine engine, JsonCodec codec, Ticket ticket, Object result) {
+        if (result == null) {
+            engine.release(ticket);
+            return null;
+        }
+        CompletableFuture<Object> settled = new CompletableFuture<>();
+        ((CompletionStage<?>) result).whenComplete((value, error) -> {
+            if (error != null) {
+                Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                try {
+                    settleFailure(m, engine, codec, ticket, cause);
+                } finally {
+                    settled.completeExceptionally(cause);
+                }
+                return;
+            }
+            try {
+                engine.complete(ticket, codec.encodeValue(m, value));
+                settled.complete(value);
+            } catch (RuntimeException e) {
+                settled.completeExceptionally(e);
+            }
+        });
+        return settled;
+    }
+
+    private String keyOf(MethodSettings m, Object raw) {
+        if (raw == null) {
+            return null;
+        }
+        String key = raw.toString();
+        if (key.isBlank()) {
+            return null;
+        }
+        int max = runtime.settings().maxKeyLength();
+        if (key.length() > max) {
+            throw new IdempotencyKeyInvalidException("The idempotency key for " + m.describe() + " is " + key.length()
+                    + " characters long; at most " + max + " are allowed");
+        }
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (c < 0x20 || c > 0x7E) {
+                throw new IdempotencyKeyInvalidException("The idempotency key for " + m.describe()
+                        + " has a character outside printable ASCII at position " + (i + 1));
+            }
+        }
+        return key;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T sneaky(Throwable t) throws T {
+        throw (T) t;
+    }
+}

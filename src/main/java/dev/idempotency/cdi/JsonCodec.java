@@ -1,0 +1,123 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.IdempotencyException;
+import dev.idempotency.config.MethodSettings;
+import dev.idempotency.core.Fingerprint;
+
+import jakarta.json.bind.Jsonb;
+import jakarta.json.bind.JsonbBuilder;
+import jakarta.json.bind.JsonbConfig;
+import jakarta.json.bind.config.PropertyOrderStrategy;
+
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * JSON-B for what the interceptor stores (return values, kept failures) and fingerprints (arguments).
+ * Properties in lexicographical order, so that equal arguments always serialise to equal bytes. Java
+ * serialisation is never used.
+ */
+final class JsonCodec implements AutoCloseable {
+
+    private static final byte[] EMPTY = new byte[0];
+
+    private final Jsonb jsonb = JsonbBuilder.create(new JsonbConfig()
+            .withPropertyOrderStrategy(PropertyOrderStrategy.LEXICOGRAPHICAL)
+            .withFormatting(false));
+
+    /** SHA-256 over the method's arguments other than the key, each serialised with its declared type. */
+    String fingerprint(MethodSettings m, Object[] args) {
+        Fingerprint f = Fingerprint.start().add(m.namespace());
+        Type[] types = m.method().getGenericParameterTypes();
+        for (int i = 0; i < args.length; i++) {
+            if (i == m.keyIndex()) {
+                continue;
+            }
+            f.add(args[i] == null ? null : jsonb.toJson(args[i], types[i]).getBytes(StandardCharsets.UTF_8));
+        }
+        return f.hex();
+    }
+
+    byte[] encodeValue(MethodSettings m, Object value) {
+        if (m.voidResult()) {
+            return EMPTY;
+        }
+        return jsonb.toJson(value, m.valueType()).getBytes(StandardCharsets.UTF_8);
+    }
+
+    Object decodeValue(MethodSettings m, byte[] stored) {
+        if (m.voidResult()) {
+            return null;
+        }
+        return jsonb.fromJson(new String(stored, StandardCharsets.UTF_8), m.valueType());
+    }
+
+    byte[] encodeFailure(Throwable t) {
+        return jsonb.toJson(new StoredFailure(t.getClass().getName(), t.getMessage())).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Rebuilds a kept failure: only a type that is one of the method's {@code keepOn} types or a subtype is
+     * ever instantiated.
+     */
+    Throwable decodeFailure(MethodSettings m, byte[] stored) {
+        StoredFailure f = jsonb.fromJson(new String(stored, StandardCharsets.UTF_8), StoredFailure.class);
+        Class<?> type;
+        try {
+            type = Class.forName(f.getType(), false, m.method().getDeclaringClass().getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new IdempotencyException("The kept failure " + f.getType() + " is not a class visible to " + m.describe());
+        }
+        boolean listed = m.keepOn().stream().anyMatch(k -> k.isAssignableFrom(type));
+        if (!listed) {
+            throw new IdempotencyException("The kept failure " + f.getType() + " is not one of the keepOn types of "
+                    + m.describe() + "; it is not rebuilt");
+        }
+        try {
+            try {
+                Constructor<?> withMessage = type.getConstructor(String.class);
+                return (Throwable) withMessage.newInstance(f.getMessage());
+            } catch (NoSuchMethodException e) {
+                return (Throwable) type.getConstructor().newInstance();
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new IdempotencyException("Could not rebuild the kept failure " + f.getType() + " of " + m.describe(), e);
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        jsonb.close();
+    }
+
+    /** The stored form of a kept failure: its type and message. */
+    public static class StoredFailure {
+        private String type;
+        private String message;
+
+        public StoredFailure() {
+        }
+
+        StoredFailure(String type, String message) {
+            this.type = type;
+            this.message = message;
+        }
+
+        public String getType() {
+            return type;
+        }
+
+        public void setType(String type) {
+            this.type = type;
+        }
+
+        public String getMessage() {
+            return message;
+        }
+
+        public void setMessage(String message) {
+            this.message = message;
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.core.TransactionBridge;
+import dev.idempotency.store.jpa.JtaTransactions;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.Transactional;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * JTA glue, loaded only when the JTA API is present: the engine's {@link TransactionBridge} over the
+ * {@link TransactionSynchronizationRegistry}, and a {@code @Transactional(REQUIRES_NEW)} bean for the
+ * store's own transactions (portable across servers, unlike a {@code TransactionManager}).
+ */
+final class JtaSupport {
+
+    private JtaSupport() {
+    }
+
+    static boolean isAvailable() {
+        try {
+            Class.forName("jakarta.transaction.TransactionSynchronizationRegistry", false, JtaSupport.class.getClassLoader());
+            Class.forName("jakarta.transaction.Transactional", false, JtaSupport.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /** Runs work in a new transaction, through the container's {@code @Transactional} interceptor. */
+    @ApplicationScoped
+    public static class RequiresNewBean implements JtaTransactions.RequiresNew {
+        @Override
+        @Transactional(Transactional.TxType.REQUIRES_NEW)
+        public <T> T run(Supplier<T> work) {
+            return work.get();
+        }
+    }
+
+    static TransactionBridge bridge(TransactionSynchronizationRegistry registry) {
+        return new TransactionBridge() {
+            @Override
+            public boolean isActive() {
+                int status = registry.getTransactionStatus();
+                return status == Status.STATUS_ACTIVE || status == Status.STATUS_MARKED_ROLLBACK;
+            }
+
+            @Override
+            public void afterCompletion(Consumer<Boolean> committed) {
+                registry.registerInterposedSynchronization(new Synchronization() {
+                    @Override
+                    public void beforeCompletion() {
+                    }
+
+                    @Override
+                    public void afterCompletion(int status) {
+                        committed.accept(status == Status.STATUS_COMMITTED);
+                    }
+                });
+            }
+
+            @Override
+            public void setRollbackOnly() {
+                registry.setRollbackOnly();
+            }
+        };
+    }
+}

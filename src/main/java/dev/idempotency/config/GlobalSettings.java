@@ -1,0 +1,129 @@
+package dev.idempotency.config;
+
+import dev.idempotency.OnConcurrent;
+
+import org.eclipse.microprofile.config.Config;
+
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.function.Function;
+
+/**
+ * The global keys under {@code idempotency.} (SPEC C1), read once at deployment. Every key and its default
+ * is listed in the README's configuration table; an unknown key under {@code idempotency.} (other than
+ * {@code idempotency.jpa.*}, passed to the JPA provider) fails the deployment, so that a typo is found at
+ * once.
+ */
+public record GlobalSettings(
+        Duration ttl,
+        Duration lease,
+        OnConcurrent onConcurrent,
+        Duration waitTimeout,
+        boolean required,
+        boolean scopeByPrincipal,
+        int maxKeyLength,
+        String store,
+        String persistenceUnit,
+        String datasource,
+        String schema,
+        Duration lockTimeout,
+        Duration purgeInterval,
+        int purgeBatchSize,
+        int interceptorPriority,
+        String nodeId,
+        Map<String, String> jpaProperties) {
+
+    public static final String PREFIX = "idempotency.";
+    public static final String JPA_PREFIX = PREFIX + "jpa.";
+
+    /** The interceptor's default priority, {@code LIBRARY_BEFORE + 100}: inside {@code @Transactional} (200). */
+    public static final int DEFAULT_INTERCEPTOR_PRIORITY = 1100;
+
+    /** Every global key this version knows. */
+    public static final Set<String> KEYS = Set.of(
+            "idempotency.ttl",
+            "idempotency.lease",
+            "idempotency.on-concurrent",
+            "idempotency.wait-timeout",
+            "idempotency.required",
+            "idempotency.scope-by-principal",
+            "idempotency.max-key-length",
+            "idempotency.store",
+            "idempotency.persistence-unit",
+            "idempotency.datasource",
+            "idempotency.schema",
+            "idempotency.lock-timeout",
+            "idempotency.purge.interval",
+            "idempotency.purge.batch-size",
+            "idempotency.interceptor.priority",
+            "idempotency.node-id");
+
+    /** Reads and checks every global key; mistakes go to {@code errors} and the default is used instead. */
+    public static GlobalSettings read(Config config, ConfigErrors errors) {
+        Reader r = new Reader(config, errors);
+        for (String name : config.getPropertyNames()) {
+            if (name.startsWith(PREFIX) && !name.startsWith(JPA_PREFIX) && !KEYS.contains(name)) {
+                errors.add("Unknown configuration key " + name + "; the keys under idempotency. are: "
+                        + String.join(", ", new java.util.TreeSet<>(KEYS)) + " and idempotency.jpa.*");
+            }
+        }
+        Map<String, String> jpa = new TreeMap<>();
+        for (String name : config.getPropertyNames()) {
+            if (name.startsWith(JPA_PREFIX)) {
+                config.getOptionalValue(name, String.class).ifPresent(v -> jpa.put(name.substring(JPA_PREFIX.length()), v));
+            }
+        }
+        return new GlobalSettings(
+                r.get("idempotency.ttl", "PT24H", v -> ConfigValues.duration("idempotency.ttl", v, false)),
+                r.get("idempotency.lease", "PT1M", v -> ConfigValues.duration("idempotency.lease", v, false)),
+                r.get("idempotency.on-concurrent", "reject",
+                        v -> OnConcurrent.valueOf(ConfigValues.oneOf("idempotency.on-concurrent", v, "reject", "wait").toUpperCase())),
+                r.get("idempotency.wait-timeout", "PT10S", v -> ConfigValues.duration("idempotency.wait-timeout", v, true)),
+                r.get("idempotency.required", "true", v -> ConfigValues.bool("idempotency.required", v)),
+                r.get("idempotency.scope-by-principal", "true", v -> ConfigValues.bool("idempotency.scope-by-principal", v)),
+                r.get("idempotency.max-key-length", "255", v -> ConfigValues.integer("idempotency.max-key-length", v, 1, 255)),
+                r.get("idempotency.store", "jpa", v -> ConfigValues.oneOf("idempotency.store", v, "jpa", "memory")),
+                r.get("idempotency.persistence-unit", "", String::strip),
+                r.get("idempotency.datasource", "java:comp/DefaultDataSource", String::strip),
+                r.get("idempotency.schema", "create", v -> ConfigValues.oneOf("idempotency.schema", v, "create", "none")),
+                r.get("idempotency.lock-timeout", "PT5S", v -> ConfigValues.duration("idempotency.lock-timeout", v, true)),
+                r.get("idempotency.purge.interval", "PT5M", v -> ConfigValues.duration("idempotency.purge.interval", v, false)),
+                r.get("idempotency.purge.batch-size", "500", v -> ConfigValues.integer("idempotency.purge.batch-size", v, 1, 100_000)),
+                r.get("idempotency.interceptor.priority", String.valueOf(DEFAULT_INTERCEPTOR_PRIORITY),
+                        v -> ConfigValues.integer("idempotency.interceptor.priority", v, 0, Integer.MAX_VALUE)),
+                r.get("idempotency.node-id", defaultNodeId(), v -> {
+                    String s = v.strip();
+                    if (s.isEmpty() || s.length() > 100) {
+                        throw new IllegalArgumentException("idempotency.node-id=" + v + " must be 1 to 100 characters");
+                    }
+                    return s;
+                }),
+                Map.copyOf(jpa));
+    }
+
+    /** {@code host-pid-random}: unique per process, readable in the {@code owner} column. */
+    static String defaultNodeId() {
+        String runtime = ManagementFactory.getRuntimeMXBean().getName(); // pid@host
+        String id = runtime.contains("@")
+                ? runtime.substring(runtime.indexOf('@') + 1) + "-" + runtime.substring(0, runtime.indexOf('@'))
+                : runtime;
+        id = id + "-" + UUID.randomUUID().toString().substring(0, 8);
+        return id.length() > 100 ? id.substring(id.length() - 100) : id;
+    }
+
+    private record Reader(Config config, ConfigErrors errors) {
+        <T> T get(String key, String defaultValue, Function<String, T> parse) {
+            String raw = config.getOptionalValue(key, String.class).orElse(defaultValue);
+            try {
+                return parse.apply(raw);
+            } catch (IllegalArgumentException e) {
+                errors.add(e.getMessage());
+                return parse.apply(defaultValue);
+            }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+package dev.idempotency.config;
+
+/** Where an {@code @Idempotent} method's key comes from (SPEC I1). */
+public enum KeySource {
+    /** The parameter marked {@code @IdempotencyKey}. */
+    PARAMETER,
+    /** The HTTP header of the JAX-RS request the resource method serves. */
+    HTTP_HEADER,
+    /** The JMS message id of a message-driven bean's {@code onMessage}. */
+    JMS_MESSAGE
+}

@@ -1,0 +1,59 @@
+package dev.idempotency.config;
+
+import dev.idempotency.core.Policy;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Type;
+import java.util.List;
+
+/**
+ * Everything the interceptor needs about one {@code @Idempotent} method, resolved once at deployment.
+ *
+ * @param method           the method
+ * @param enabled          {@code Idempotent/enabled}
+ * @param namespace        where its keys are unique
+ * @param required         whether a call without a key fails
+ * @param keySource        where the key comes from
+ * @param keyIndex         the {@code @IdempotencyKey} parameter's index, or -1
+ * @param keepOn           exception types stored as {@code FAILED} and replayed
+ * @param releaseOn        exception types that always release
+ * @param policy           ttl, lease, wait
+ * @param valueType        the type stored and replayed: the return type, or a {@code CompletionStage}'s
+ *                         value type
+ * @param async            whether the method returns a {@code CompletionStage}
+ * @param voidResult       whether there is no value to store
+ */
+public record MethodSettings(
+        Method method,
+        boolean enabled,
+        String namespace,
+        boolean required,
+        KeySource keySource,
+        int keyIndex,
+        List<Class<? extends Throwable>> keepOn,
+        List<Class<? extends Throwable>> releaseOn,
+        Policy policy,
+        Type valueType,
+        boolean async,
+        boolean voidResult) {
+
+    /** Whether the outcome of this exception is kept ({@code FAILED}) rather than released. */
+    public boolean keeps(Throwable t) {
+        for (Class<? extends Throwable> c : releaseOn) {
+            if (c.isInstance(t)) {
+                return false;
+            }
+        }
+        for (Class<? extends Throwable> c : keepOn) {
+            if (c.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The method for messages: {@code com.acme.Payments#charge}. */
+    public String describe() {
+        return method.getDeclaringClass().getName() + "#" + method.getName();
+    }
+}

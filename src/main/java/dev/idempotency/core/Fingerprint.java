@@ -1,0 +1,47 @@
+package dev.idempotency.core;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * Builds a SHA-256 fingerprint from parts. Each part is length-prefixed, so that ("ab", "c") and
+ * ("a", "bc") differ. Not thread-safe; one per request.
+ */
+public final class Fingerprint {
+
+    private final MessageDigest sha;
+
+    private Fingerprint() {
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+        }
+    }
+
+    public static Fingerprint start() {
+        return new Fingerprint();
+    }
+
+    public Fingerprint add(byte[] part) {
+        if (part == null) {
+            sha.update((byte) 0xFF);
+            return this;
+        }
+        int n = part.length;
+        sha.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
+        sha.update(part);
+        return this;
+    }
+
+    public Fingerprint add(String part) {
+        return add(part == null ? null : part.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The digest as 64 lower-case hex characters. */
+    public String hex() {
+        return HexFormat.of().formatHex(sha.digest());
+    }
+}

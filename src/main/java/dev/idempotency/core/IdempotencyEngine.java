@@ -1,0 +1,250 @@
+package dev.idempotency.core;
+
+import dev.idempotency.IdempotencyException;
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.IdempotencyLeaseLostException;
+import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.spi.Claim;
+import dev.idempotency.spi.ClaimRequest;
+import dev.idempotency.spi.Completion;
+import dev.idempotency.spi.IdempotencyRecord;
+import dev.idempotency.spi.IdempotencyStore;
+import dev.idempotency.spi.RecordStatus;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.Ticket;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The one engine behind every entry point: the state machine of SPEC section 2.
+ *
+ * <ol>
+ * <li>{@link #begin} claims the key in the store (its own short transaction), or answers with a replay
+ *     (finished, same fingerprint), a misuse ({@link IdempotencyKeyReusedException}: another fingerprint),
+ *     or a conflict ({@link IdempotencyInProgressException}, or a wait until the first call finishes).</li>
+ * <li>The caller runs the operation, then calls {@link #complete}, {@link #fail} (an outcome to keep) or
+ *     {@link #release} (an outcome not to keep) with the ticket.</li>
+ * </ol>
+ *
+ * <p>A completion inside an active transaction joins it; should that transaction roll back, the key is
+ * released after it, so that a retry runs again. Thread-safe.
+ */
+public final class IdempotencyEngine {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyEngine.class.getName());
+    private static final Duration MIN_RETRY_AFTER = Duration.ofSeconds(1);
+
+    private final IdempotencyStore store;
+    private final Clock clock;
+    private final String nodeId;
+    private final TransactionBridge transactions;
+    private final CompletionSignals signals;
+    private final Executor afterCompletionExecutor;
+    private final Duration afterCompletionTimeout;
+
+    /**
+     * @param store                   the records
+     * @param clock                   the time of records (leases, expiry)
+     * @param nodeId                  this node's id, the owner of its claims
+     * @param transactions            the caller's transactions
+     * @param signals                 wakes waiting duplicates
+     * @param afterCompletionExecutor runs the release after a rolled back transaction, on a thread with no
+     *                                transaction of its own
+     * @param afterCompletionTimeout  how long a rolled back transaction waits for that release
+     */
+    public IdempotencyEngine(IdempotencyStore store, Clock clock, String nodeId, TransactionBridge transactions,
+                             CompletionSignals signals, Executor afterCompletionExecutor,
+                             Duration afterCompletionTimeout) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
+        this.transactions = Objects.requireNonNull(transactions, "transactions");
+        this.signals = Objects.requireNonNull(signals, "signals");
+        this.afterCompletionExecutor = Objects.requireNonNull(afterCompletionExecutor, "afterCompletionExecutor");
+        this.afterCompletionTimeout = Objects.requireNonNull(afterCompletionTimeout, "afterCompletionTimeout");
+    }
+
+    /** An engine with no transactions and local signals, for tests and Java SE use. */
+    public static IdempotencyEngine simple(IdempotencyStore store, Clock clock, String nodeId) {
+        return new IdempotencyEngine(store, clock, nodeId, TransactionBridge.NONE, new LocalCompletionSignals(),
+                Runnable::run, Duration.ofSeconds(30));
+    }
+
+    public IdempotencyStore store() {
+        return store;
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /**
+     * Claims the key or answers without running: see the class comment.
+     *
+     * @param key         scope and key
+     * @param fingerprint SHA-256 of the request (hex)
+     * @param requestType optional request type, or {@code null}
+     * @param policy      ttl, lease, and what a duplicate does while the first call runs
+     * @return {@link Decision.Proceed} with the ticket, or {@link Decision.Replay} of a finished record
+     * @throws IdempotencyKeyReusedException   the key belongs to another request
+     * @throws IdempotencyInProgressException  the first call is running (and waiting was not asked for,
+     *                                         or timed out)
+     * @throws IdempotencyStoreException       the store failed: nothing was claimed, do not run
+     */
+    public Decision begin(ScopedKey key, String fingerprint, String requestType, Policy policy) {
+        long deadline = System.nanoTime() + policy.waitTimeout().toNanos();
+        while (true) {
+            CompletionSignals.Subscription subscription = policy.waitForResult() ? signals.subscribe(key) : null;
+            try {
+                Instant now = clock.instant();
+                Claim claim = claim(new ClaimRequest(key, fingerprint, requestType, nodeId, now,
+                        now.plus(policy.lease()), now.plus(policy.ttl())));
+                if (claim instanceof Claim.Acquired acquired) {
+                    Ticket ticket = acquired.ticket();
+                    if (ticket.takeover()) {
+                        LOG.log(Level.WARNING, "Took over {0} from a holder whose lease expired (attempt {1})",
+                                new Object[] {key, ticket.attempts()});
+                    } else {
+                        LOG.log(Level.FINE, "Claimed {0}", key);
+                    }
+                    return new Decision.Proceed(ticket);
+                }
+                IdempotencyRecord record = ((Claim.Existing) claim).record();
+                if (!record.fingerprint().equals(fingerprint)) {
+                    LOG.log(Level.FINE, "Rejected {0}: reused for another request", key);
+                    throw new IdempotencyKeyReusedException("The " + key
+                            + " was already used for a different request; use a new key for a new request");
+                }
+                if (record.isFinished()) {
+                    LOG.log(Level.FINE, "Replaying {0} ({1})", new Object[] {key, record.status()});
+                    return new Decision.Replay(record);
+                }
+                Duration leaseLeft = Duration.between(now, record.leaseUntil());
+                long waitLeft = deadline - System.nanoTime();
+                if (subscription == null || waitLeft <= 0) {
+                    LOG.log(Level.FINE, "Rejected {0}: in progress", key);
+                    throw inProgress(key, leaseLeft);
+                }
+                // Woken by the first call's completion or release, or at its lease end (take-over).
+                subscription.await(min(Duration.ofNanos(waitLeft), leaseLeft.plusMillis(1)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IdempotencyException("Interrupted while waiting for the " + key, e);
+            } finally {
+                if (subscription != null) {
+                    subscription.close();
+                }
+            }
+        }
+    }
+
+    /**
+     * Stores the operation's response and finishes the record ({@code COMPLETED}). Inside an active
+     * transaction the write joins it, and a rollback releases the key afterwards.
+     *
+     * @throws IdempotencyLeaseLostException the claim was taken over; an active transaction is marked for
+     *                                       rollback
+     */
+    public void complete(Ticket ticket, byte[] response) {
+        boolean joined = transactions.isActive();
+        finish(ticket, new Completion(RecordStatus.COMPLETED, response, clock.instant(), joined), joined);
+        if (joined) {
+            transactions.afterCompletion(committed -> {
+                if (committed) {
+                    signals.signal(ticket.scopedKey());
+                } else {
+                    releaseAfterRollback(ticket);
+                }
+            });
+        } else {
+            signals.signal(ticket.scopedKey());
+        }
+        LOG.log(Level.FINE, "Completed {0}{1}", new Object[] {ticket.scopedKey(), joined ? " (with the transaction)" : ""});
+    }
+
+    /**
+     * Stores a failure the user asked to keep ({@code FAILED}); it is replayed to every retry. Written in a
+     * transaction of its own: the failure is the outcome, whatever becomes of the caller's transaction.
+     */
+    public void fail(Ticket ticket, byte[] failure) {
+        finish(ticket, new Completion(RecordStatus.FAILED, failure, clock.instant(), false), false);
+        signals.signal(ticket.scopedKey());
+        LOG.log(Level.FINE, "Kept the failure of {0}", ticket.scopedKey());
+    }
+
+    /** Frees the key (an outcome not to keep): the next request with it runs the operation again. */
+    public void release(Ticket ticket) {
+        try {
+            boolean released = store.release(ticket, clock.instant());
+            LOG.log(Level.FINE, released ? "Released {0}" : "Did not release {0}: no longer held", ticket.scopedKey());
+        } catch (RuntimeException e) {
+            // The lease will expire and the key will be taken over: nothing is lost but time.
+            LOG.log(Level.WARNING, "Could not release " + ticket.scopedKey() + "; it frees itself when its lease ends", e);
+        } finally {
+            signals.signal(ticket.scopedKey());
+        }
+    }
+
+    private void finish(Ticket ticket, Completion completion, boolean joined) {
+        try {
+            store.complete(ticket, completion);
+        } catch (IdempotencyLeaseLostException e) {
+            if (joined) {
+                transactions.setRollbackOnly();
+            }
+            LOG.log(Level.WARNING, "Refused the completion of {0}: its lease was taken over", ticket.scopedKey());
+            throw e;
+        } catch (IdempotencyException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not store the outcome of the " + ticket.scopedKey(), e);
+        }
+    }
+
+    private void releaseAfterRollback(Ticket ticket) {
+        // The transaction has ended but may still be bound to this thread; release from a clean one.
+        CompletableFuture<Void> done = CompletableFuture.runAsync(() -> release(ticket), afterCompletionExecutor);
+        try {
+            done.get(afterCompletionTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.log(Level.WARNING, "Could not release " + ticket.scopedKey() + " after its transaction rolled back", e);
+        }
+    }
+
+    private Claim claim(ClaimRequest request) {
+        try {
+            return store.claim(request);
+        } catch (IdempotencyException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not claim the " + request.scopedKey(), e);
+        }
+    }
+
+    private static IdempotencyInProgressException inProgress(ScopedKey key, Duration leaseLeft) {
+        Duration retryAfter = leaseLeft.compareTo(MIN_RETRY_AFTER) < 0
+                ? MIN_RETRY_AFTER
+                : Duration.ofSeconds(leaseLeft.toSeconds() + (leaseLeft.toMillisPart() > 0 ? 1 : 0));
+        return new IdempotencyInProgressException("A request with the " + key
+                + " is still in progress; retry after " + retryAfter.toSeconds() + " s", retryAfter);
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}

@@ -1,0 +1,57 @@
+package dev.idempotency.core;
+
+import dev.idempotency.spi.ScopedKey;
+
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/** Wakes waiters in this JVM. A subscription is a latch; a signal opens every latch of the key. */
+public final class LocalCompletionSignals implements CompletionSignals {
+
+    private final ConcurrentHashMap<ScopedKey, Generation> generations = new ConcurrentHashMap<>();
+
+    @Override
+    public Subscription subscribe(ScopedKey key) {
+        Generation generation = generations.compute(key, (k, g) -> {
+            Generation current = g == null ? new Generation() : g;
+            current.subscribers++;
+            return current;
+        });
+        return new Subscription() {
+            @Override
+            public boolean await(Duration max) throws InterruptedException {
+                return generation.latch.await(Math.max(0, max.toNanos()), TimeUnit.NANOSECONDS);
+            }
+
+            @Override
+            public void close() {
+                generations.computeIfPresent(key, (k, g) -> {
+                    if (g != generation) {
+                        return g;
+                    }
+                    return --g.subscribers == 0 ? null : g;
+                });
+            }
+        };
+    }
+
+    @Override
+    public void signal(ScopedKey key) {
+        Generation generation = generations.remove(key);
+        if (generation != null) {
+            generation.latch.countDown();
+        }
+    }
+
+    /** Waiters currently subscribed, for tests and metrics. */
+    public int waitingKeys() {
+        return generations.size();
+    }
+
+    private static final class Generation {
+        final CountDownLatch latch = new CountDownLatch(1);
+        int subscribers;
+    }
+}

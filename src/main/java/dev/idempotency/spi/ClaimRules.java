@@ -1,0 +1,57 @@
+package dev.idempotency.spi;
+
+/**
+ * The decision every store makes, under its lock, when a record already exists for the key being claimed
+ * (SPEC section 2, rules 1, 7 and 8). Stores call it so that they all judge alike.
+ */
+public final class ClaimRules {
+
+    private ClaimRules() {
+    }
+
+    /** What to do with an existing record. */
+    public enum Verdict {
+        /** Expired, or released: replace it with a fresh claim. */
+        FRESH,
+        /** In progress, lease expired, same request: take it over (raise the version). */
+        TAKE_OVER,
+        /** Anything else: leave it and return it to the engine, which replays, rejects or waits. */
+        EXISTING
+    }
+
+    public static Verdict judge(IdempotencyRecord existing, ClaimRequest request) {
+        if (existing.isExpired(request.now()) || existing.isReleased()) {
+            return Verdict.FRESH;
+        }
+        if (existing.isLeaseExpired(request.now()) && existing.fingerprint().equals(request.fingerprint())) {
+            return Verdict.TAKE_OVER;
+        }
+        return Verdict.EXISTING;
+    }
+
+    /** The record a claim writes, for {@link Verdict#FRESH} (existing may be null) or {@link Verdict#TAKE_OVER}. */
+    public static IdempotencyRecord claimed(IdempotencyRecord existing, ClaimRequest request, Verdict verdict) {
+        boolean takeOver = verdict == Verdict.TAKE_OVER;
+        boolean keepHistory = existing != null && (takeOver || !existing.isExpired(request.now()));
+        return new IdempotencyRecord(
+                request.scopedKey(),
+                RecordStatus.IN_PROGRESS,
+                request.fingerprint(),
+                null,
+                request.requestType(),
+                keepHistory ? existing.attempts() + 1 : 1,
+                keepHistory ? existing.firstSeen() : request.now(),
+                request.now(),
+                null,
+                takeOver ? existing.expiresAt() : request.expiresAt(),
+                request.leaseUntil(),
+                request.owner(),
+                existing == null ? 1 : existing.version() + 1);
+    }
+
+    /** The ticket for a record just claimed. */
+    public static Ticket ticket(IdempotencyRecord claimed, boolean takeover) {
+        return new Ticket(claimed.scopedKey(), claimed.owner(), claimed.version(), claimed.leaseUntil(),
+                claimed.expiresAt(), claimed.attempts(), takeover);
+    }
+}

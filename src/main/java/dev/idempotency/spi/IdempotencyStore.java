@@ -1,0 +1,50 @@
+package dev.idempotency.spi;
+
+import dev.idempotency.IdempotencyLeaseLostException;
+import dev.idempotency.IdempotencyStoreException;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * Where records live: the only judge of whether a key is new. A CDI bean of this type in the application
+ * replaces the library's JPA store.
+ *
+ * <p>Every method is thread-safe and atomic per key, across every node that shares the store. Failures
+ * are {@link IdempotencyStoreException}. Stores judge existing records with {@link ClaimRules}.
+ */
+public interface IdempotencyStore {
+
+    /**
+     * Claims the key, in a transaction of its own that is committed before this returns (so every node
+     * sees the claim at once). When no live record exists (none, expired, or released) a fresh
+     * {@code IN_PROGRESS} record is written; when the record is in progress past its lease with the same
+     * fingerprint it is taken over; otherwise the existing record is returned untouched.
+     */
+    Claim claim(ClaimRequest request);
+
+    /**
+     * Writes the final state, fenced: only while the record is still held by the ticket (same owner and
+     * version, still in progress). When {@link Completion#joinTransaction()} is set and the caller has an
+     * active transaction the store can join, the write is part of that transaction.
+     *
+     * @throws IdempotencyLeaseLostException when the fence does not match: the claim was lost
+     */
+    void complete(Ticket ticket, Completion completion);
+
+    /**
+     * Frees the key so that the next claim runs the operation again, in a transaction of its own; fenced by
+     * owner and version only (whatever the status), so that a completion undone by a rolled back business
+     * transaction is released too. Returns whether the record was released.
+     */
+    boolean release(Ticket ticket, Instant now);
+
+    /** The record for a key, expired or not; no lock is taken. */
+    Optional<IdempotencyRecord> find(ScopedKey scopedKey);
+
+    /**
+     * Deletes at most {@code max} records past their time to live (never one whose lease is still alive),
+     * oldest first, and returns how many it deleted.
+     */
+    int purgeExpired(Instant now, int max);
+}

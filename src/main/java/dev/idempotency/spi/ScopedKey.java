@@ -1,0 +1,62 @@
+package dev.idempotency.spi;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Objects;
+
+/**
+ * Where a key is unique: (namespace, principal, key). {@link #id()} is a stable 64-character hex digest of
+ * the three, used by stores as the record's primary key.
+ *
+ * @param namespace the operation's namespace, at most 200 characters
+ * @param principal the caller's name, {@code "anonymous"}, or {@code ""} when keys are not scoped per caller
+ * @param key       the client's key, 1 to 255 characters
+ */
+public record ScopedKey(String namespace, String principal, String key) {
+
+    public static final int MAX_NAMESPACE = 200;
+    public static final int MAX_PRINCIPAL = 200;
+    public static final int MAX_KEY = 255;
+
+    public ScopedKey {
+        Objects.requireNonNull(namespace, "namespace");
+        Objects.requireNonNull(principal, "principal");
+        Objects.requireNonNull(key, "key");
+        if (namespace.length() > MAX_NAMESPACE || principal.length() > MAX_PRINCIPAL || key.length() > MAX_KEY) {
+            throw new IllegalArgumentException("namespace, principal or key too long for " + describe(namespace, principal, key));
+        }
+    }
+
+    /** The record id: SHA-256 over the three parts, each length-prefixed, as lower-case hex. */
+    public String id() {
+        MessageDigest sha = sha256();
+        for (String part : new String[] {namespace, principal, key}) {
+            byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
+            sha.update((byte) (bytes.length >>> 8));
+            sha.update((byte) bytes.length);
+            sha.update(bytes);
+        }
+        return HexFormat.of().formatHex(sha.digest());
+    }
+
+    /** For messages: names the scope and key, nothing else. */
+    @Override
+    public String toString() {
+        return describe(namespace, principal, key);
+    }
+
+    private static String describe(String namespace, String principal, String key) {
+        return "key '" + key + "' in namespace '" + namespace + "'"
+                + (principal.isEmpty() ? "" : " for principal '" + principal + "'");
+    }
+
+    static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package dev.idempotency.store.memory;
+
+import dev.idempotency.IdempotencyLeaseLostException;
+import dev.idempotency.spi.Claim;
+import dev.idempotency.spi.ClaimRequest;
+import dev.idempotency.spi.ClaimRules;
+import dev.idempotency.spi.Completion;
+import dev.idempotency.spi.IdempotencyRecord;
+import dev.idempotency.spi.IdempotencyStore;
+import dev.idempotency.spi.RecordStatus;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.Ticket;
+
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Records in this JVM's memory ({@code idempotency.store=memory}): for tests and for a single node that
+ * can forget its records on restart. Atomic per key. Completions never join a transaction; a rolled back
+ * one is released by the engine afterwards.
+ */
+public final class InMemoryIdempotencyStore implements IdempotencyStore {
+
+    private final ConcurrentHashMap<ScopedKey, IdempotencyRecord> records = new ConcurrentHashMap<>();
+
+    @Override
+    public Claim claim(ClaimRequest request) {
+        Claim[] answer = new Claim[1];
+        records.compute(request.scopedKey(), (key, existing) -> {
+            ClaimRules.Verdict verdict = existing == null ? ClaimRules.Verdict.FRESH : ClaimRules.judge(existing, request);
+            if (verdict == ClaimRules.Verdict.EXISTING) {
+                answer[0] = new Claim.Existing(existing);
+                return existing;
+            }
+            IdempotencyRecord claimed = ClaimRules.claimed(existing, request, verdict);
+            answer[0] = new Claim.Acquired(ClaimRules.ticket(claimed, verdict == ClaimRules.Verdict.TAKE_OVER));
+            return claimed;
+        });
+        return answer[0];
+    }
+
+    @Override
+    public void complete(Ticket ticket, Completion completion) {
+        boolean[] done = new boolean[1];
+        records.computeIfPresent(ticket.scopedKey(), (key, r) -> {
+            if (!r.isHeldBy(ticket)) {
+                return r;
+            }
+            done[0] = true;
+            return new IdempotencyRecord(r.scopedKey(), completion.status(), r.fingerprint(),
+                    completion.response(), r.requestType(), r.attempts(), r.firstSeen(), completion.now(),
+                    completion.now(), r.expiresAt(), null, r.owner(), r.version());
+        });
+        if (!done[0]) {
+            throw new IdempotencyLeaseLostException("The claim on the " + ticket.scopedKey()
+                    + " was lost (taken over after its lease expired); its completion is refused");
+        }
+    }
+
+    @Override
+    public boolean release(Ticket ticket, Instant now) {
+        boolean[] done = new boolean[1];
+        records.computeIfPresent(ticket.scopedKey(), (key, r) -> {
+            if (!ticket.owner().equals(r.owner()) || r.version() != ticket.version()) {
+                return r;
+            }
+            done[0] = true;
+            return new IdempotencyRecord(r.scopedKey(), RecordStatus.IN_PROGRESS, r.fingerprint(), null,
+                    r.requestType(), r.attempts(), r.firstSeen(), now, null, r.expiresAt(), now, null, r.version());
+        });
+        return done[0];
+    }
+
+    @Override
+    public Optional<IdempotencyRecord> find(ScopedKey scopedKey) {
+        return Optional.ofNullable(records.get(scopedKey));
+    }
+
+    @Override
+    public int purgeExpired(Instant now, int max) {
+        List<IdempotencyRecord> expired = records.values().stream()
+                .filter(r -> r.isExpired(now) && (r.status() != RecordStatus.IN_PROGRESS || r.isLeaseExpired(now)))
+                .sorted(Comparator.comparing(IdempotencyRecord::expiresAt))
+                .limit(max)
+                .toList();
+        int removed = 0;
+        for (IdempotencyRecord r : expired) {
+            if (records.remove(r.scopedKey(), r)) {
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    /** How many records there are, live or not. */
+    public int size() {
+        return records.size();
+    }
+}
