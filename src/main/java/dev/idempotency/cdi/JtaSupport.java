@@ -1,15 +1,13 @@
 package dev.idempotency.cdi;
 
 import dev.idempotency.core.TransactionBridge;
+import dev.idempotency.jta.JtaTransactionBridge;
 import dev.idempotency.store.jpa.JtaTransactions;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.Transactional;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -43,31 +41,6 @@ final class JtaSupport {
     }
 
     static TransactionBridge bridge(TransactionSynchronizationRegistry registry) {
-        return new TransactionBridge() {
-            @Override
-            public boolean isActive() {
-                int status = registry.getTransactionStatus();
-                return status == Status.STATUS_ACTIVE || status == Status.STATUS_MARKED_ROLLBACK;
-            }
-
-            @Override
-            public void afterCompletion(Consumer<Boolean> committed) {
-                registry.registerInterposedSynchronization(new Synchronization() {
-                    @Override
-                    public void beforeCompletion() {
-                    }
-
-                    @Override
-                    public void afterCompletion(int status) {
-                        committed.accept(status == Status.STATUS_COMMITTED);
-                    }
-                });
-            }
-
-            @Override
-            public void setRollbackOnly() {
-                registry.setRollbackOnly();
-            }
-        };
+        return new JtaTransactionBridge(registry);
     }
 }

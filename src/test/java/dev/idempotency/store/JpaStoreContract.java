@@ -1,0 +1,281 @@
+package dev.idempotency.store;
+
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotencyLeaseLostException;
+import dev.idempotency.core.Decision;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.LocalCompletionSignals;
+import dev.idempotency.core.Policy;
+import dev.idempotency.spi.IdempotencyRecord;
+import dev.idempotency.spi.RecordStatus;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.Ticket;
+import dev.idempotency.testing.FakeClock;
+import dev.idempotency.testing.JtaEnvironment;
+import dev.idempotency.testing.TestDatabase;
+
+import jakarta.transaction.RollbackException;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The JPA store through the engine, with Hibernate and a real JTA transaction manager (Narayana) over a
+ * real database. Each subclass names one database; every test counts side effects.
+ */
+abstract class JpaStoreContract {
+
+    static final Duration LEASE = Duration.ofSeconds(30);
+    static final Policy REJECT = new Policy(Duration.ofHours(24), LEASE, false, Duration.ZERO);
+    static final Policy WAIT = new Policy(Duration.ofHours(24), LEASE, true, Duration.ofSeconds(60));
+
+    final FakeClock clock = new FakeClock();
+    final ExecutorService pool = Executors.newFixedThreadPool(32);
+    JtaEnvironment env;
+
+    abstract TestDatabase database();
+
+    @BeforeEach
+    void start() {
+        database().assumeAvailable();
+        database().reset();
+        env = new JtaEnvironment(database());
+    }
+
+    @AfterEach
+    void stop() throws InterruptedException {
+        pool.shutdownNow();
+        pool.awaitTermination(30, TimeUnit.SECONDS);
+        if (env != null) {
+            env.close();
+        }
+    }
+
+    IdempotencyEngine engine(String node) {
+        return new IdempotencyEngine(env.store, clock, node, env.bridge(), new LocalCompletionSignals(),
+                Executors.newSingleThreadExecutor(), Duration.ofSeconds(30));
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void thirtyTwoRacingDuplicatesRunTheOperationOnce() throws Exception {
+        race(REJECT);
+    }
+
+    @Test
+    void thirtyTwoRacingWaitingDuplicatesRunOnceAndAllGetTheReplay() throws Exception {
+        Outcomes o = race(WAIT);
+        assertThat(o.replays.get()).isEqualTo(31);
+    }
+
+    private Outcomes race(Policy policy) throws Exception {
+        IdempotencyEngine engine = engine("node-a");
+        ScopedKey key = new ScopedKey("race", "anonymous", "one-key");
+        AtomicInteger executions = new AtomicInteger();
+        Outcomes o = new Outcomes();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int i = 0; i < 32; i++) {
+            futures.add(pool.submit((Callable<Void>) () -> {
+                start.await();
+                try {
+                    Decision d = engine.begin(key, "fp", null, policy);
+                    if (d instanceof Decision.Proceed p) {
+                        executions.incrementAndGet();
+                        engine.complete(p.ticket(), bytes("receipt"));
+                    } else {
+                        assertThat(((Decision.Replay) d).record().response()).isEqualTo(bytes("receipt"));
+                        o.replays.incrementAndGet();
+                    }
+                } catch (IdempotencyInProgressException e) {
+                    o.inProgress.incrementAndGet();
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : futures) {
+            f.get(120, TimeUnit.SECONDS); // any unexpected exception fails here
+        }
+        assertThat(executions.get()).isEqualTo(1);
+        assertThat(o.replays.get() + o.inProgress.get()).isEqualTo(31);
+        assertThat(env.store.find(key).orElseThrow().status()).isEqualTo(RecordStatus.COMPLETED);
+        return o;
+    }
+
+    static final class Outcomes {
+        final AtomicInteger replays = new AtomicInteger();
+        final AtomicInteger inProgress = new AtomicInteger();
+    }
+
+    @Test
+    void aThousandDistinctKeysFromEightThreadsRunAThousandTimes() throws Exception {
+        IdempotencyEngine engine = engine("node-a");
+        AtomicInteger executions = new AtomicInteger();
+        AtomicInteger next = new AtomicInteger();
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            futures.add(pool.submit((Callable<Void>) () -> {
+                for (int i = next.getAndIncrement(); i < 1000; i = next.getAndIncrement()) {
+                    Decision d = engine.begin(new ScopedKey("distinct", "anonymous", "key-" + i), "fp", null, REJECT);
+                    executions.incrementAndGet();
+                    engine.complete(((Decision.Proceed) d).ticket(), bytes("r" + i));
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : futures) {
+            f.get(300, TimeUnit.SECONDS);
+        }
+        assertThat(executions.get()).isEqualTo(1000);
+        assertThat(database().count("select count(*) from idempotency_record where status = 'COMPLETED'")).isEqualTo(1000);
+    }
+
+    @Test
+    void anExpiredLeaseRacedByEightTakersIsTakenOverOnce() throws Exception {
+        ScopedKey key = new ScopedKey("takeover", "anonymous", "k");
+        engine("dead-node").begin(key, "fp", null, REJECT);
+        clock.advance(LEASE.plusSeconds(1));
+        AtomicInteger takeovers = new AtomicInteger();
+        AtomicInteger rejected = new AtomicInteger();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> futures = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            IdempotencyEngine taker = engine("taker-" + i);
+            futures.add(pool.submit((Callable<Void>) () -> {
+                start.await();
+                try {
+                    Decision d = taker.begin(key, "fp", null, REJECT);
+                    assertThat(((Decision.Proceed) d).ticket().takeover()).isTrue();
+                    takeovers.incrementAndGet();
+                } catch (IdempotencyInProgressException e) {
+                    rejected.incrementAndGet();
+                }
+                return null;
+            }));
+        }
+        start.countDown();
+        for (Future<?> f : futures) {
+            f.get(120, TimeUnit.SECONDS);
+        }
+        assertThat(takeovers.get()).isEqualTo(1);
+        assertThat(rejected.get()).isEqualTo(7);
+        IdempotencyRecord r = env.store.find(key).orElseThrow();
+        assertThat(r.owner()).startsWith("taker-");
+        assertThat(r.attempts()).isEqualTo(2);
+        assertThat(r.version()).isEqualTo(2);
+    }
+
+    @Test
+    void aLateCompletionByTheOldOwnerIsRefusedAndItsTransactionRollsBack() throws Exception {
+        ScopedKey key = new ScopedKey("fence", "anonymous", "k");
+        IdempotencyEngine old = engine("old-node");
+        Ticket stale = ((Decision.Proceed) old.begin(key, "fp", null, REJECT)).ticket();
+        clock.advance(LEASE.plusSeconds(1));
+        IdempotencyEngine taker = engine("new-node");
+        Ticket current = ((Decision.Proceed) taker.begin(key, "fp", null, REJECT)).ticket();
+
+        env.tm.begin();
+        insertPayment("late-payment");
+        assertThatThrownBy(() -> old.complete(stale, bytes("late"))).isInstanceOf(IdempotencyLeaseLostException.class);
+        assertThatThrownBy(env.tm::commit).isInstanceOf(RollbackException.class);
+
+        assertThat(database().count("select count(*) from test_payment")).isZero();
+        IdempotencyRecord r = env.store.find(key).orElseThrow();
+        assertThat(r.status()).isEqualTo(RecordStatus.IN_PROGRESS);
+        assertThat(r.owner()).isEqualTo("new-node");
+
+        taker.complete(current, bytes("receipt"));
+        assertThat(env.store.find(key).orElseThrow().status()).isEqualTo(RecordStatus.COMPLETED);
+    }
+
+    @Test
+    void aJoinedCompletionCommitsWithTheBusinessWrite() throws Exception {
+        ScopedKey key = new ScopedKey("jta", "anonymous", "commit");
+        IdempotencyEngine engine = engine("node-a");
+        env.tm.begin();
+        Ticket t = ((Decision.Proceed) engine.begin(key, "fp", null, REJECT)).ticket();
+        insertPayment("p-1");
+        engine.complete(t, bytes("receipt"));
+        // Not visible outside the transaction yet: the completion is part of it.
+        assertThat(database().count("select count(*) from idempotency_record where status = 'COMPLETED'")).isZero();
+        env.tm.commit();
+
+        assertThat(database().count("select count(*) from test_payment")).isEqualTo(1);
+        assertThat(env.store.find(key).orElseThrow().status()).isEqualTo(RecordStatus.COMPLETED);
+        assertThat(engine.begin(key, "fp", null, REJECT)).isInstanceOf(Decision.Replay.class);
+    }
+
+    @Test
+    void aBusinessRollbackReleasesTheKey() throws Exception {
+        ScopedKey key = new ScopedKey("jta", "anonymous", "rollback");
+        IdempotencyEngine engine = engine("node-a");
+        env.tm.begin();
+        Ticket t = ((Decision.Proceed) engine.begin(key, "fp", null, REJECT)).ticket();
+        insertPayment("p-2");
+        engine.complete(t, bytes("receipt"));
+        env.tm.rollback();
+
+        assertThat(database().count("select count(*) from test_payment")).isZero();
+        IdempotencyRecord r = env.store.find(key).orElseThrow();
+        assertThat(r.isReleased()).isTrue();
+        Decision retry = engine.begin(key, "fp", null, REJECT);
+        assertThat(retry).isInstanceOf(Decision.Proceed.class);
+        assertThat(((Decision.Proceed) retry).ticket().attempts()).isEqualTo(2);
+    }
+
+    @Test
+    void expiredRecordsArePurgedInBoundedBatches() {
+        IdempotencyEngine engine = engine("node-a");
+        Policy shortTtl = new Policy(Duration.ofMinutes(1), Duration.ofSeconds(10), false, Duration.ZERO);
+        for (int i = 0; i < 7; i++) {
+            Ticket t = ((Decision.Proceed) engine.begin(new ScopedKey("purge", "anonymous", "k" + i), "fp", null, shortTtl)).ticket();
+            engine.complete(t, bytes("r"));
+        }
+        engine.begin(new ScopedKey("purge", "anonymous", "live"), "fp", null, REJECT);
+        clock.advance(Duration.ofMinutes(2));
+        assertThat(env.store.purgeExpired(clock.instant(), 5)).isEqualTo(5);
+        assertThat(env.store.purgeExpired(clock.instant(), 5)).isEqualTo(2);
+        assertThat(env.store.purgeExpired(clock.instant(), 5)).isZero();
+        assertThat(database().count("select count(*) from idempotency_record")).isEqualTo(1);
+    }
+
+    @Test
+    void keysDifferingOnlyInCaseAreDifferentKeys() {
+        IdempotencyEngine engine = engine("node-a");
+        assertThat(engine.begin(new ScopedKey("case", "anonymous", "Key"), "fp", null, REJECT)).isInstanceOf(Decision.Proceed.class);
+        assertThat(engine.begin(new ScopedKey("case", "anonymous", "key"), "fp", null, REJECT)).isInstanceOf(Decision.Proceed.class);
+    }
+
+    private void insertPayment(String id) throws SQLException {
+        try (Connection c = env.dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("insert into test_payment (id, amount) values (?, ?)")) {
+            ps.setString(1, id);
+            ps.setLong(2, 100);
+            ps.executeUpdate();
+        }
+    }
+
+}

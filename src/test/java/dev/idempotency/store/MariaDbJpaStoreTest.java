@@ -1,0 +1,11 @@
+package dev.idempotency.store;
+
+import dev.idempotency.testing.TestDatabase;
+
+/** The JPA store contract on MariaDb. */
+class MariaDbJpaStoreTest extends JpaStoreContract {
+    @Override
+    TestDatabase database() {
+        return TestDatabase.MARIADB;
+    }
+}

@@ -1,0 +1,11 @@
+package dev.idempotency.store;
+
+import dev.idempotency.testing.TestDatabase;
+
+/** The JPA store contract on Postgres. */
+class PostgresJpaStoreTest extends JpaStoreContract {
+    @Override
+    TestDatabase database() {
+        return TestDatabase.POSTGRES;
+    }
+}
