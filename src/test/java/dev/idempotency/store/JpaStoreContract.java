@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -160,12 +161,16 @@ abstract class JpaStoreContract {
         clock.advance(LEASE.plusSeconds(1));
         AtomicInteger takeovers = new AtomicInteger();
         AtomicInteger rejected = new AtomicInteger();
-        CountDownLatch start = new CountDownLatch(1);
         List<Future<?>> futures = new ArrayList<>();
+        // Hold the row lock so that all eight have read the expired lease before any can write.
+        Connection holder = database().connect();
+        holder.setAutoCommit(false);
+        try (Statement s = holder.createStatement()) {
+            s.executeQuery("select id from idempotency_record where id = '" + key.id() + "' for update").close();
+        }
         for (int i = 0; i < 8; i++) {
             IdempotencyEngine taker = engine("taker-" + i);
             futures.add(pool.submit((Callable<Void>) () -> {
-                start.await();
                 try {
                     Decision d = taker.begin(key, "fp", null, REJECT);
                     assertThat(((Decision.Proceed) d).ticket().takeover()).isTrue();
@@ -176,7 +181,9 @@ abstract class JpaStoreContract {
                 return null;
             }));
         }
-        start.countDown();
+        database().awaitSessionsWaitingForALock(8);
+        holder.commit();
+        holder.close();
         for (Future<?> f : futures) {
             f.get(120, TimeUnit.SECONDS);
         }

@@ -74,6 +74,28 @@ public enum TestDatabase {
         }
     }
 
+    /** How many sessions are waiting for a lock right now. */
+    public long sessionsWaitingForALock() {
+        return count(switch (this) {
+            case H2 -> "select count(*) from information_schema.sessions where blocker_id is not null";
+            case POSTGRES -> "select count(*) from pg_stat_activity where wait_event_type = 'Lock'";
+            // A statement blocked on a row lock shows as a running locking read or update.
+            case MARIADB -> "select count(*) from information_schema.processlist where command = 'Query'"
+                    + " and id <> connection_id() and (info like '%for update%' or info like 'update %')";
+        });
+    }
+
+    /** Waits (bounded) until at least {@code n} sessions wait for a lock. */
+    public void awaitSessionsWaitingForALock(long n) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (sessionsWaitingForALock() < n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(n + " sessions never waited for the lock on " + this);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
     public long count(String sql) {
         try (Connection c = connect(); Statement s = c.createStatement(); var rs = s.executeQuery(sql)) {
             rs.next();
