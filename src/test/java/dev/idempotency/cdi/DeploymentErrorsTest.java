@@ -1,0 +1,186 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyKey;
+import dev.idempotency.testing.IdempotencyWeld;
+
+import jakarta.enterprise.context.ApplicationScoped;
+
+import org.jboss.weld.environment.se.WeldContainer;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+/** SPEC I6 and C3: every misuse fails the deployment, with a message naming the method (or key) and the fix. */
+class DeploymentErrorsTest {
+
+    @ApplicationScoped
+    public static class NoKey {
+        @Idempotent
+        public String charge(String account, long amount) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class TwoKeys {
+        @Idempotent
+        public String charge(@IdempotencyKey String a, @IdempotencyKey String b) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class ReturnsObject {
+        @Idempotent
+        public Object charge(@IdempotencyKey String key) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class ReturnsIterator {
+        @Idempotent
+        public Iterator<String> charge(@IdempotencyKey String key) {
+            return List.of("x").iterator();
+        }
+    }
+
+    @ApplicationScoped
+    public static class ReturnsTypeVariable {
+        @Idempotent
+        public <T> T charge(@IdempotencyKey String key) {
+            return null;
+        }
+    }
+
+    @ApplicationScoped
+    public static class TakesAStream {
+        @Idempotent
+        public String upload(@IdempotencyKey String key, InputStream body) {
+            return "x";
+        }
+    }
+
+    public static class NotRebuildable extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        public NotRebuildable(int code) {
+            super("code " + code);
+        }
+    }
+
+    @ApplicationScoped
+    public static class KeepsUnrebuildable {
+        @Idempotent(keepOn = NotRebuildable.class)
+        public String charge(@IdempotencyKey String key) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class BadAnnotationDuration {
+        @Idempotent(ttl = "24h")
+        public String charge(@IdempotencyKey String key) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class ClassLevel {
+        @Idempotent
+        public String fine(@IdempotencyKey String key) {
+            return "x";
+        }
+    }
+
+    static String deploymentFailure(Map<String, String> config, Class<?>... beans) {
+        Map<String, String> p = new java.util.HashMap<>(config);
+        p.putIfAbsent("idempotency.store", "memory");
+        try (WeldContainer ignored = IdempotencyWeld.weld(p, beans).initialize()) {
+            return fail("the deployment should have failed");
+        } catch (RuntimeException e) {
+            StringWriter text = new StringWriter();
+            e.printStackTrace(new PrintWriter(text));
+            return text.toString();
+        }
+    }
+
+    @Test
+    void noKeySource() {
+        assertThat(deploymentFailure(Map.of(), NoKey.class))
+                .contains(NoKey.class.getName() + "#charge")
+                .contains("has no key: mark the parameter that carries the client's key with @IdempotencyKey");
+    }
+
+    @Test
+    void twoKeyParameters() {
+        assertThat(deploymentFailure(Map.of(), TwoKeys.class))
+                .contains(TwoKeys.class.getName() + "#charge has two @IdempotencyKey parameters (1 and 2)");
+    }
+
+    @Test
+    void unstorableReturnTypes() {
+        assertThat(deploymentFailure(Map.of(), ReturnsObject.class))
+                .contains(ReturnsObject.class.getName() + "#charge returns java.lang.Object, which cannot be stored");
+        assertThat(deploymentFailure(Map.of(), ReturnsIterator.class))
+                .contains(ReturnsIterator.class.getName() + "#charge returns java.util.Iterator<java.lang.String>, which cannot be stored")
+                .contains("an interface");
+        assertThat(deploymentFailure(Map.of(), ReturnsTypeVariable.class))
+                .contains("#charge returns T, which cannot be stored: the type variable T");
+    }
+
+    @Test
+    void unfingerprintableParameter() {
+        assertThat(deploymentFailure(Map.of(), TakesAStream.class))
+                .contains(TakesAStream.class.getName() + "#upload takes a java.io.InputStream (parameter 2), which cannot be fingerprinted");
+    }
+
+    @Test
+    void keptExceptionThatCannotBeRebuilt() {
+        assertThat(deploymentFailure(Map.of(), KeepsUnrebuildable.class))
+                .contains("keeps " + NotRebuildable.class.getName() + ", which has no public constructor taking a String");
+    }
+
+    @Test
+    void badDurationInTheAnnotation() {
+        assertThat(deploymentFailure(Map.of(), BadAnnotationDuration.class))
+                .contains(BadAnnotationDuration.class.getName() + "#charge")
+                .contains("@Idempotent(ttl) on " + BadAnnotationDuration.class.getName() + "#charge=24h is not an ISO-8601 duration");
+    }
+
+    @Test
+    void badConfigValuesNameTheirKey() {
+        assertThat(deploymentFailure(Map.of("idempotency.ttl", "24h"), ClassLevel.class))
+                .contains("idempotency.ttl=24h is not an ISO-8601 duration (for example PT30S, PT24H, P7D)");
+        assertThat(deploymentFailure(Map.of("idempotency.on-concurrent", "sometimes"), ClassLevel.class))
+                .contains("idempotency.on-concurrent=sometimes must be one of reject, wait");
+        assertThat(deploymentFailure(Map.of(ClassLevel.class.getName() + "/fine/Idempotent/lease", "-PT1S"), ClassLevel.class))
+                .contains(ClassLevel.class.getName() + "/fine/Idempotent/lease=-PT1S must be positive");
+        assertThat(deploymentFailure(Map.of("Idempotent/enabled", "yes"), ClassLevel.class))
+                .contains("Idempotent/enabled=yes must be true or false");
+    }
+
+    @Test
+    void unknownKeysAreTypos() {
+        assertThat(deploymentFailure(Map.of("idempotency.tll", "PT1H"), ClassLevel.class))
+                .contains("Unknown configuration key idempotency.tll");
+        assertThat(deploymentFailure(Map.of("Idempotent/tll", "PT1H"), ClassLevel.class))
+                .contains("Unknown configuration key Idempotent/tll: Idempotent has no member 'tll'");
+    }
+
+    @Test
+    void aGoodBeanDeploys() {
+        try (WeldContainer c = IdempotencyWeld.weld(Map.of("idempotency.store", "memory"), ClassLevel.class).initialize()) {
+            assertThat(c.select(ClassLevel.class).get().fine("k")).isEqualTo("x");
+        }
+    }
+}
