@@ -24,7 +24,6 @@ import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Default;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.Persistence;
 
@@ -184,30 +183,15 @@ public class IdempotencyRuntime {
             }
             emf = ownEmf = IdempotencyPersistenceUnit.create(ds, tsr.registry() != null, s.jpaProperties());
         }
+        // With JTA present (a server, or a transaction manager in Java SE) the unit is taken to be a JTA one.
         JpaTransactions transactions;
-        if (isJta(emf)) {
-            if (tsr.registry() == null) {
-                throw new IdempotencyConfigurationException("The JPA store's persistence unit is JTA, but there is no "
-                        + "TransactionSynchronizationRegistry (bean or java:comp/TransactionSynchronizationRegistry)");
-            }
+        if (tsr.registry() != null) {
             JtaTransactions.RequiresNew requiresNew = beans.select(JtaSupport.RequiresNewBean.class).get();
             transactions = new JtaTransactions(emf, tsr.registry(), requiresNew);
         } else {
             transactions = new ResourceLocalTransactions(emf);
         }
         return new JpaIdempotencyStore(transactions, s.lockTimeout());
-    }
-
-    private static boolean isJta(EntityManagerFactory emf) {
-        EntityManager em = emf.createEntityManager();
-        try {
-            em.getTransaction();
-            return false;
-        } catch (IllegalStateException e) {
-            return true;
-        } finally {
-            em.close();
-        }
     }
 
     private void schedulePurge(GlobalSettings s) {

@@ -159,20 +159,28 @@ public final class IdempotencyEngine {
      *                                       rollback
      */
     public void complete(Ticket ticket, byte[] response) {
-        boolean joined = transactions.isActive();
-        finish(ticket, new Completion(RecordStatus.COMPLETED, response, clock.instant(), joined), joined);
-        if (joined) {
-            transactions.afterCompletion(committed -> {
-                if (committed) {
-                    signals.signal(ticket.scopedKey());
-                } else {
-                    releaseAfterRollback(ticket);
-                }
-            });
-        } else {
+        if (!transactions.isActive()) {
+            finish(ticket, new Completion(RecordStatus.COMPLETED, response, clock.instant(), false), false);
             signals.signal(ticket.scopedKey());
+            LOG.log(Level.FINE, "Completed {0}", ticket.scopedKey());
+            return;
         }
-        LOG.log(Level.FINE, "Completed {0}{1}", new Object[] {ticket.scopedKey(), joined ? " (with the transaction)" : ""});
+        if (transactions.isRollbackOnly()) {
+            // The operation's effects will roll back: nothing to remember, the retry must run.
+            LOG.log(Level.FINE, "Releasing {0}: its transaction is marked for rollback", ticket.scopedKey());
+            release(ticket);
+            return;
+        }
+        // Registered before the write, so that a rollback after it (or of it) always releases the key.
+        transactions.afterCompletion(committed -> {
+            if (committed) {
+                signals.signal(ticket.scopedKey());
+            } else {
+                releaseAfterRollback(ticket);
+            }
+        });
+        finish(ticket, new Completion(RecordStatus.COMPLETED, response, clock.instant(), true), true);
+        LOG.log(Level.FINE, "Completed {0} with the transaction", ticket.scopedKey());
     }
 
     /**

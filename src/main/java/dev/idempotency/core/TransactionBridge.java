@@ -15,6 +15,11 @@ public interface TransactionBridge {
         }
 
         @Override
+        public boolean isRollbackOnly() {
+            return false;
+        }
+
+        @Override
         public void afterCompletion(Consumer<Boolean> committed) {
             throw new IllegalStateException("no transaction");
         }
@@ -27,6 +32,9 @@ public interface TransactionBridge {
 
     /** Whether the calling thread has a transaction that has not completed yet. */
     boolean isActive();
+
+    /** Whether the active transaction is already marked so that it can only roll back. */
+    boolean isRollbackOnly();
 
     /** Calls back once the active transaction has completed, with {@code true} when it committed. */
     void afterCompletion(Consumer<Boolean> committed);

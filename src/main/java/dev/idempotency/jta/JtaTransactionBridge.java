@@ -24,6 +24,11 @@ public final class JtaTransactionBridge implements TransactionBridge {
     }
 
     @Override
+    public boolean isRollbackOnly() {
+        return registry.getTransactionStatus() == Status.STATUS_MARKED_ROLLBACK;
+    }
+
+    @Override
     public void afterCompletion(Consumer<Boolean> committed) {
         registry.registerInterposedSynchronization(new Synchronization() {
             @Override

@@ -94,6 +94,18 @@ class IdempotencyEngineTest {
         }
 
         @Test
+        void insideATransactionMarkedForRollbackTheKeyIsReleasedAtOnce() {
+            RecordingTransaction tx = new RecordingTransaction();
+            IdempotencyEngine joined = new IdempotencyEngine(store, clock, "node-a", tx, new LocalCompletionSignals(),
+                    Runnable::run, Duration.ofSeconds(5));
+            Ticket t = claim(joined, "fp");
+            tx.rollbackOnly = true;
+            joined.complete(t, bytes("receipt"));
+            assertThat(tx.callbacks).isEmpty();
+            assertThat(record().isReleased()).isTrue();
+        }
+
+        @Test
         void insideATransactionACommitKeepsTheCompletion() {
             RecordingTransaction tx = new RecordingTransaction();
             IdempotencyEngine joined = new IdempotencyEngine(store, clock, "node-a", tx, new LocalCompletionSignals(),
@@ -291,6 +303,11 @@ class IdempotencyEngineTest {
         @Override
         public boolean isActive() {
             return active;
+        }
+
+        @Override
+        public boolean isRollbackOnly() {
+            return rollbackOnly;
         }
 
         @Override

@@ -19,8 +19,9 @@ import java.util.Locale;
  *                                                                          password ..._MARIADB_PASSWORD=)
  * </pre>
  *
- * When one cannot be reached its tests are skipped with the reason printed, unless the system property
- * {@code idempotency.test.require-databases} is {@code true} (as {@code .ci/run} sets it): then they fail.
+ * When one cannot be reached its tests are skipped with the reason printed, unless the environment variable
+ * {@code IDEMPOTENCY_TEST_REQUIRE_DATABASES=true} (as {@code .ci/run} sets it) or the system property
+ * {@code idempotency.test.require-databases=true} is set: then they fail.
  */
 public enum TestDatabase {
     H2("jdbc:h2:mem:idempotency;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000", "sa", ""),
@@ -55,7 +56,8 @@ public enum TestDatabase {
         } catch (SQLException e) {
             String reason = name().toLowerCase(Locale.ROOT) + " at " + url + " is not reachable (" + e.getMessage()
                     + "); start it or point IDEMPOTENCY_TEST_" + name() + "_URL at one";
-            if (Boolean.getBoolean("idempotency.test.require-databases")) {
+            if (Boolean.getBoolean("idempotency.test.require-databases")
+                    || "true".equalsIgnoreCase(System.getenv("IDEMPOTENCY_TEST_REQUIRE_DATABASES"))) {
                 throw new AssertionError("Required database missing: " + reason, e);
             }
             System.out.println("SKIPPED: " + reason);

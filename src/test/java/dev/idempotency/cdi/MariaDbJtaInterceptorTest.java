@@ -1,0 +1,11 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.testing.TestDatabase;
+
+/** The CDI + JTA path on MariaDb. */
+class MariaDbJtaInterceptorTest extends JtaInterceptorContract {
+    @Override
+    TestDatabase database() {
+        return TestDatabase.MARIADB;
+    }
+}
