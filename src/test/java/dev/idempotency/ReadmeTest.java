@@ -1,0 +1,92 @@
+package dev.idempotency;
+
+import dev.idempotency.config.ConfigErrors;
+import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.testing.IdempotencyWeld;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The README's configuration and exception tables stay true to the code. */
+class ReadmeTest {
+
+    static final String README = read();
+
+    static String read() {
+        try {
+            return Files.readString(Path.of("README.md"));
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Rows of the configuration table: key to default. */
+    static Map<String, String> configRows() {
+        Map<String, String> rows = new LinkedHashMap<>();
+        Matcher m = Pattern.compile("(?m)^\\| `(idempotency\\.[a-z.-]+)` \\| ([^|]+) \\|").matcher(README);
+        while (m.find()) {
+            rows.put(m.group(1), m.group(2).strip());
+        }
+        return rows;
+    }
+
+    @Test
+    void theConfigurationTableListsEveryKeyAndNoOther() {
+        assertThat(configRows().keySet()).containsExactlyInAnyOrderElementsOf(GlobalSettings.KEYS);
+    }
+
+    @Test
+    void theConfigurationTableStatesTheDefaults() {
+        GlobalSettings d = GlobalSettings.read(IdempotencyWeld.config(Map.of()), new ConfigErrors());
+        Map<String, String> expected = new LinkedHashMap<>();
+        expected.put("idempotency.ttl", "`" + d.ttl() + "`");
+        expected.put("idempotency.lease", "`" + d.lease() + "`");
+        expected.put("idempotency.on-concurrent", "`" + d.onConcurrent().name().toLowerCase() + "`");
+        expected.put("idempotency.wait-timeout", "`" + d.waitTimeout() + "`");
+        expected.put("idempotency.required", "`" + d.required() + "`");
+        expected.put("idempotency.scope-by-principal", "`" + d.scopeByPrincipal() + "`");
+        expected.put("idempotency.max-key-length", "`" + d.maxKeyLength() + "`");
+        expected.put("idempotency.store", "`" + d.store() + "`");
+        expected.put("idempotency.persistence-unit", "none");
+        expected.put("idempotency.datasource", "`" + d.datasource() + "`");
+        expected.put("idempotency.schema", "`" + d.schema() + "`");
+        expected.put("idempotency.lock-timeout", "`" + d.lockTimeout() + "`");
+        expected.put("idempotency.purge.interval", "`" + d.purgeInterval() + "`");
+        expected.put("idempotency.purge.batch-size", "`" + d.purgeBatchSize() + "`");
+        expected.put("idempotency.interceptor.priority", "`" + d.interceptorPriority() + "`");
+        expected.put("idempotency.node-id", "`<host>-<pid>-<random>`");
+        Map<String, String> rows = configRows();
+        rows.remove("idempotency.jpa.*");
+        assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);
+    }
+
+    @Test
+    void theExceptionTableListsEveryException() throws IOException {
+        Set<String> inCode;
+        try (Stream<Path> files = Files.list(Path.of("src/main/java/dev/idempotency"))) {
+            inCode = files.map(p -> p.getFileName().toString())
+                    .filter(n -> n.endsWith("Exception.java") && !n.equals("IdempotencyException.java"))
+                    .map(n -> n.substring(0, n.length() - ".java".length()))
+                    .collect(Collectors.toCollection(TreeSet::new));
+        }
+        Set<String> inReadme = new TreeSet<>();
+        Matcher m = Pattern.compile("(?m)^\\| `(Idempotency\\w+Exception)` \\|").matcher(README);
+        while (m.find()) {
+            inReadme.add(m.group(1));
+        }
+        assertThat(inReadme).isEqualTo(inCode);
+    }
+}
