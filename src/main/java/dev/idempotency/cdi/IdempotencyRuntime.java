@@ -60,6 +60,7 @@ public class IdempotencyRuntime {
     Instance<Object> beans;
 
     private volatile IdempotencyEngine engine;
+    private volatile Instance<Principal> principal;
     private JsonCodec codec;
     private EntityManagerFactory ownEmf;
     private ScheduledExecutorService ownScheduler;
@@ -98,8 +99,8 @@ public class IdempotencyRuntime {
         if (!settings().scopeByPrincipal()) {
             return "";
         }
-        Instance<Principal> principal = beans.select(Principal.class, Default.Literal.INSTANCE);
-        if (principal.isResolvable()) {
+        Instance<Principal> principal = this.principal;
+        if (principal != null) {
             try {
                 Principal p = principal.get();
                 if (p != null && p.getName() != null && !p.getName().isEmpty()) {
@@ -132,6 +133,8 @@ public class IdempotencyRuntime {
 
     private void start() {
         GlobalSettings s = settings();
+        Instance<Principal> p = beans.select(Principal.class, Default.Literal.INSTANCE);
+        principal = p.isResolvable() ? p : null;
         codec = new JsonCodec();
         TransactionSynchronizationRegistryHolder tsr = TransactionSynchronizationRegistryHolder.find(beans);
         TransactionBridge bridge = tsr.bridge();

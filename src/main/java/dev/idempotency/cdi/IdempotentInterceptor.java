@@ -41,23 +41,25 @@ public class IdempotentInterceptor {
     @AroundInvoke
     Object around(InvocationContext ctx) throws Exception {
         MethodSettings m = extension.settingsFor(ctx.getMethod());
-        if (!m.enabled() || m.keySource() != KeySource.PARAMETER) {
-            // HTTP-keyed resource methods are claimed by the JAX-RS filter; message keys by the message path.
+        if (!m.enabled() || m.keySource() == KeySource.HTTP_HEADER) {
+            // A resource method's key is the Idempotency-Key header: the JAX-RS filter claims it.
             return ctx.proceed();
         }
         Object[] args = ctx.getParameters();
-        String key = keyOf(m, args[m.keyIndex()]);
+        boolean jms = m.keySource() == KeySource.JMS_MESSAGE;
+        String key = keyOf(m, jms ? JmsMessages.key(args[0]) : args[m.keyIndex()]);
         if (key == null) {
             if (m.required()) {
                 throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe()
-                        + ": its @IdempotencyKey parameter is null or blank");
+                        + (jms ? ": the message has no JMS message id" : ": its @IdempotencyKey parameter is null or blank"));
             }
             return ctx.proceed();
         }
         IdempotencyEngine engine = runtime.engine();
         JsonCodec codec = runtime.codec();
         ScopedKey scopedKey = new ScopedKey(m.namespace(), runtime.principalName(), key);
-        Decision decision = engine.begin(scopedKey, codec.fingerprint(m, args), null, m.policy());
+        String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0]) : codec.fingerprint(m, args);
+        Decision decision = engine.begin(scopedKey, fingerprint, null, m.policy());
         if (decision instanceof Decision.Replay replay) {
             return replay(m, codec, replay);
         }

@@ -150,6 +150,19 @@ abstract class JtaInterceptorContract {
         }
     }
 
+    /** Starts the container again with this configuration on top of the test's own. */
+    void restart(Map<String, String> extra) {
+        container.close();
+        database().reset();
+        Map<String, String> config = new HashMap<>(extra);
+        JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
+        container = IdempotencyWeld.weld(config, Resources.class, Payments.class, Checkout.class)
+                .addExtension(new TransactionExtension())
+                .initialize();
+        payments = container.select(Payments.class).get();
+        checkout = container.select(Checkout.class).get();
+    }
+
     long payments() {
         return database().count("select count(*) from test_payment");
     }
@@ -175,6 +188,15 @@ abstract class JtaInterceptorContract {
         payments.payButRollBack("k-5", "pay-5");
         assertThat(payments()).isZero();
         assertThat(payments.executions()).as("each call ran, because each rolled back").isEqualTo(2);
+    }
+
+    @Test
+    void thePriorityIsConfigurableAndBelowTransactionalTheCompletionNoLongerJoins() throws Exception {
+        restart(Map.of("idempotency.interceptor.priority", "100"));
+        payments.payButRollBack("k-6", "pay-6");
+        payments.payButRollBack("k-6", "pay-6");
+        assertThat(payments()).isZero();
+        assertThat(payments.executions()).as("outside the transaction, the rolled back call was remembered").isEqualTo(1);
     }
 
     @Test

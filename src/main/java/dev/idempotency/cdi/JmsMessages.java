@@ -1,0 +1,47 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.IdempotencyException;
+import dev.idempotency.core.Fingerprint;
+
+import jakarta.jms.BytesMessage;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.TextMessage;
+
+/**
+ * The key and fingerprint of a JMS message (SPEC I1 for a message-driven bean's {@code onMessage}): the key
+ * is the JMS message id, which a redelivery keeps; the fingerprint is the message type and body (text or
+ * bytes). Loaded only for such methods, so that no JMS class is needed elsewhere.
+ */
+final class JmsMessages {
+
+    private JmsMessages() {
+    }
+
+    static String key(Object message) {
+        try {
+            return ((Message) message).getJMSMessageID();
+        } catch (JMSException e) {
+            throw new IdempotencyException("Could not read the JMS message id", e);
+        }
+    }
+
+    static String fingerprint(String namespace, Object message) {
+        Fingerprint f = Fingerprint.start().add(namespace);
+        try {
+            if (message instanceof TextMessage text) {
+                f.add("text").add(text.getText());
+            } else if (message instanceof BytesMessage bytes) {
+                byte[] body = new byte[(int) bytes.getBodyLength()];
+                bytes.readBytes(body);
+                bytes.reset();
+                f.add("bytes").add(body);
+            } else {
+                f.add(message == null ? "null" : message.getClass().getSimpleName());
+            }
+        } catch (JMSException e) {
+            throw new IdempotencyException("Could not read the JMS message body", e);
+        }
+        return f.hex();
+    }
+}
