@@ -14,6 +14,9 @@ import java.lang.annotation.Target;
  * Runs the annotated operation once per idempotency key; every retry with the same key gets the first
  * answer back.
  *
+ * <p>On a JAX-RS resource method (or its class) the key is the {@code Idempotency-Key} request header and
+ * the stored response is the HTTP response: status, body bytes and the replayable headers.
+ *
  * <p>On a CDI bean, EJB or message-driven bean method (or on the class, for all its business methods) the
  * key comes from the parameter marked {@link IdempotencyKey}. The return value is stored with JSON-B and
  * replayed; {@code void} methods are de-duplicated. A concurrent duplicate gets
@@ -95,5 +98,35 @@ public @interface Idempotent {
      */
     @Nonbinding
     String lease() default "";
+
+    /**
+     * HTTP only: the request header that carries the key. Empty means {@code idempotency.header}
+     * ({@code Idempotency-Key}).
+     */
+    @Nonbinding
+    String header() default "";
+
+    /**
+     * HTTP only: the response statuses that are kept and replayed, as status classes ({@code 2xx}) or
+     * codes ({@code 409}), comma-separated; any other status releases the key. Empty means
+     * {@code idempotency.keep-status} ({@code 2xx,3xx,4xx}).
+     */
+    @Nonbinding
+    String keepStatus() default "";
+
+    /**
+     * HTTP only: the largest response body stored, in bytes; a larger one is not stored (its retry gets the
+     * status and headers with an empty body, see the README). -1 means {@code idempotency.max-response-size}
+     * (1 MiB).
+     */
+    @Nonbinding
+    long maxResponseSize() default -1;
+
+    /**
+     * HTTP only: when the store cannot be reached, run the request unprotected ({@code true}) instead of
+     * answering 503 ({@code false}). Either this or {@code idempotency.fail-open} turns it on.
+     */
+    @Nonbinding
+    boolean failOpen() default false;
 
 }

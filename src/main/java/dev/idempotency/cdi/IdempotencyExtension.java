@@ -38,6 +38,7 @@ public class IdempotencyExtension implements Extension {
     private final Config explicitConfig;
     private final ConfigErrors errors = new ConfigErrors();
     private final Map<Method, MethodSettings> settings = new ConcurrentHashMap<>();
+    private final java.util.Set<Method> httpBound = ConcurrentHashMap.newKeySet();
     private Config config;
     private GlobalSettings global;
     private MethodSettingsResolver resolver;
@@ -119,6 +120,16 @@ public class IdempotencyExtension implements Extension {
             late.throwIfAny();
             return resolved;
         });
+    }
+
+    /** Records that the JAX-RS filter guards this resource method (called by the dynamic feature). */
+    public void markHttpBound(Method method) {
+        httpBound.add(method);
+    }
+
+    /** Whether the JAX-RS filter guards this resource method. */
+    public boolean isHttpBound(Method method) {
+        return httpBound.contains(method);
     }
 
     private static boolean isBusinessMethod(Method m) {

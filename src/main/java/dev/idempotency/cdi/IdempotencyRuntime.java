@@ -90,7 +90,8 @@ public class IdempotencyRuntime {
         return codec;
     }
 
-    GlobalSettings settings() {
+    /** The global settings read at deployment. */
+    public GlobalSettings settings() {
         return extension.globalSettings();
     }
 
@@ -104,7 +105,7 @@ public class IdempotencyRuntime {
             try {
                 Principal p = principal.get();
                 if (p != null && p.getName() != null && !p.getName().isEmpty()) {
-                    return p.getName();
+                    return dev.idempotency.spi.ScopedKey.principal(p.getName());
                 }
             } catch (RuntimeException e) {
                 LOG.log(Level.FINE, "No principal available", e);

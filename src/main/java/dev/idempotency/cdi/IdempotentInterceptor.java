@@ -1,12 +1,14 @@
 package dev.idempotency.cdi;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.IdempotencyKeyInvalidException;
 import dev.idempotency.IdempotencyKeyMissingException;
 import dev.idempotency.config.KeySource;
 import dev.idempotency.config.MethodSettings;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.KeyRules;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.spi.Ticket;
@@ -41,8 +43,17 @@ public class IdempotentInterceptor {
     @AroundInvoke
     Object around(InvocationContext ctx) throws Exception {
         MethodSettings m = extension.settingsFor(ctx.getMethod());
-        if (!m.enabled() || m.keySource() == KeySource.HTTP_HEADER) {
-            // A resource method's key is the Idempotency-Key header: the JAX-RS filter claims it.
+        if (!m.enabled()) {
+            return ctx.proceed();
+        }
+        if (m.keySource() == KeySource.HTTP_HEADER) {
+            // A resource method's key is the Idempotency-Key header: the JAX-RS filter claims it, once (H14).
+            if (!extension.isHttpBound(ctx.getMethod())) {
+                throw new IdempotencyConfigurationException("The @Idempotent resource method " + m.describe()
+                        + " was called without the Idempotency-Key filter: it is registered by "
+                        + "dev.idempotency.jaxrs.IdempotencyFeature, which the JAX-RS runtime did not pick up; "
+                        + "register it in your Application, or call the method over HTTP");
+            }
             return ctx.proceed();
         }
         Object[] args = ctx.getParameters();
@@ -132,17 +143,9 @@ public class IdempotentInterceptor {
         if (key.isBlank()) {
             return null;
         }
-        int max = runtime.settings().maxKeyLength();
-        if (key.length() > max) {
-            throw new IdempotencyKeyInvalidException("The idempotency key for " + m.describe() + " is " + key.length()
-                    + " characters long; at most " + max + " are allowed");
-        }
-        for (int i = 0; i < key.length(); i++) {
-            char c = key.charAt(i);
-            if (c < 0x20 || c > 0x7E) {
-                throw new IdempotencyKeyInvalidException("The idempotency key for " + m.describe()
-                        + " has a character outside printable ASCII at position " + (i + 1));
-            }
+        String problem = KeyRules.problem(key, runtime.settings().maxKeyLength());
+        if (problem != null) {
+            throw new IdempotencyKeyInvalidException("The idempotency key for " + m.describe() + " " + problem);
         }
         return key;
     }

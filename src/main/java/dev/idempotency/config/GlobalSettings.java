@@ -35,6 +35,11 @@ public record GlobalSettings(
         int purgeBatchSize,
         int interceptorPriority,
         String nodeId,
+        String header,
+        StatusSet keepStatus,
+        Set<String> replayHeaders,
+        long maxResponseSize,
+        boolean failOpen,
         Map<String, String> jpaProperties) {
 
     public static final String PREFIX = "idempotency.";
@@ -60,7 +65,20 @@ public record GlobalSettings(
             "idempotency.purge.interval",
             "idempotency.purge.batch-size",
             "idempotency.interceptor.priority",
-            "idempotency.node-id");
+            "idempotency.node-id",
+            "idempotency.header",
+            "idempotency.keep-status",
+            "idempotency.replay-headers",
+            "idempotency.max-response-size",
+            "idempotency.fail-open");
+
+    /** Response headers a replay carries (SPEC H10), before {@code idempotency.replay-headers}. */
+    public static final Set<String> DEFAULT_REPLAY_HEADERS = Set.of("content-type", "content-location", "location",
+            "etag", "last-modified", "link");
+
+    /** Headers that are never replayed, whatever the configuration says: they are about the caller. */
+    public static final Set<String> NEVER_REPLAYED = Set.of("set-cookie", "set-cookie2", "authorization",
+            "proxy-authorization", "www-authenticate", "proxy-authenticate", "cookie", "idempotent-replayed");
 
     /** Reads and checks every global key; mistakes go to {@code errors} and the default is used instead. */
     public static GlobalSettings read(Config config, ConfigErrors errors) {
@@ -102,7 +120,34 @@ public record GlobalSettings(
                     }
                     return s;
                 }),
+                r.get("idempotency.header", "Idempotency-Key", v -> {
+                    String h = v.strip();
+                    if (!h.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+                        throw new IllegalArgumentException("idempotency.header=" + v + " is not an HTTP header name");
+                    }
+                    return h;
+                }),
+                r.get("idempotency.keep-status", "2xx,3xx,4xx", v -> StatusSet.parse("idempotency.keep-status", v)),
+                r.get("idempotency.replay-headers", "", GlobalSettings::replayHeaders),
+                r.get("idempotency.max-response-size", "1048576", v -> (long) ConfigValues.integer("idempotency.max-response-size", v, 0, 16_777_216)),
+                r.get("idempotency.fail-open", "false", v -> ConfigValues.bool("idempotency.fail-open", v)),
                 Map.copyOf(jpa));
+    }
+
+    private static Set<String> replayHeaders(String value) {
+        java.util.Set<String> out = new java.util.TreeSet<>(DEFAULT_REPLAY_HEADERS);
+        for (String h : value.split(",")) {
+            String name = h.strip().toLowerCase(java.util.Locale.ROOT);
+            if (name.isEmpty()) {
+                continue;
+            }
+            if (NEVER_REPLAYED.contains(name)) {
+                throw new IllegalArgumentException("idempotency.replay-headers names " + h.strip()
+                        + ", which is about the caller and is never replayed");
+            }
+            out.add(name);
+        }
+        return java.util.Collections.unmodifiableSet(out);
     }
 
     /** {@code host-pid-random}: unique per process, readable in the {@code owner} column. */

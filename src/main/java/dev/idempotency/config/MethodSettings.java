@@ -22,6 +22,7 @@ import java.util.List;
  *                         value type
  * @param async            whether the method returns a {@code CompletionStage}
  * @param voidResult       whether there is no value to store
+ * @param http             the HTTP settings (used when the method is a JAX-RS resource method)
  */
 public record MethodSettings(
         Method method,
@@ -35,7 +36,8 @@ public record MethodSettings(
         Policy policy,
         Type valueType,
         boolean async,
-        boolean voidResult) {
+        boolean voidResult,
+        HttpOptions http) {
 
     /** Whether the outcome of this exception is kept ({@code FAILED}) rather than released. */
     public boolean keeps(Throwable t) {

@@ -33,7 +33,7 @@ public final class MethodSettingsResolver {
 
     /** The members that configuration may override. */
     public static final Set<String> MEMBERS = Set.of("enabled", "namespace", "required", "keepOn", "releaseOn",
-            "onConcurrent", "waitTimeout", "ttl", "lease");
+            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen");
 
     private static final String SEGMENT = "Idempotent/";
 
@@ -92,10 +92,14 @@ public final class MethodSettingsResolver {
             }
         }
         KeySource keySource;
-        if (keyIndex >= 0) {
-            keySource = KeySource.PARAMETER;
-        } else if (isResourceMethod(beanClass, method)) {
+        if (isResourceMethod(beanClass, method)) {
             keySource = KeySource.HTTP_HEADER;
+            if (keyIndex >= 0) {
+                errors.add("@Idempotent method " + where + " is a JAX-RS resource method with an @IdempotencyKey parameter: "
+                        + "its key is the request header (see header()); remove @IdempotencyKey");
+            }
+        } else if (keyIndex >= 0) {
+            keySource = KeySource.PARAMETER;
         } else if (isOnMessage(method)) {
             keySource = KeySource.JMS_MESSAGE;
         } else {
@@ -133,6 +137,20 @@ public final class MethodSettingsResolver {
         Duration lease = lookup.get("lease", blankToNull(annotation.lease()),
                 v -> ConfigValues.duration(lookup.keyOf("lease"), v, false), global.lease());
 
+        String header = lookup.get("header", blankToNull(annotation.header()), v -> {
+            String h = v.strip();
+            if (!h.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+                throw new IllegalArgumentException(lookup.keyOf("header") + "=" + v + " is not an HTTP header name");
+            }
+            return h;
+        }, global.header());
+        StatusSet keepStatus = lookup.get("keepStatus", blankToNull(annotation.keepStatus()),
+                v -> StatusSet.parse(lookup.keyOf("keepStatus"), v), global.keepStatus());
+        long maxResponseSize = lookup.get("maxResponseSize", annotation.maxResponseSize() < 0 ? null : String.valueOf(annotation.maxResponseSize()),
+                v -> (long) ConfigValues.integer(lookup.keyOf("maxResponseSize"), v, 0, 16_777_216), global.maxResponseSize());
+        boolean failOpen = lookup.get("failOpen", annotation.failOpen() ? "true" : null,
+                v -> ConfigValues.bool(lookup.keyOf("failOpen"), v), global.failOpen());
+
         // What is stored (I2, I4)
         Type returnType = method.getGenericReturnType();
         boolean async = CompletionStage.class.isAssignableFrom(method.getReturnType());
@@ -169,7 +187,8 @@ public final class MethodSettingsResolver {
             return Optional.empty();
         }
         return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keepOn, releaseOn,
-                new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout), valueType, async, voidResult));
+                new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout), valueType, async, voidResult,
+                new HttpOptions(header, keepStatus, maxResponseSize, failOpen)));
     }
 
     /** {@code <fqcn>#<method>(<simple parameter types>)}, shortened with a hash when over 200 characters. */
@@ -183,12 +202,27 @@ public final class MethodSettingsResolver {
         return full.substring(0, ScopedKey.MAX_NAMESPACE - hash.length() - 1) + "~" + hash;
     }
 
-    private static boolean isResourceMethod(Class<?> beanClass, Method method) {
-        for (Annotation a : method.getAnnotations()) {
-            String n = a.annotationType().getName();
-            if (n.equals("jakarta.ws.rs.Path")) {
-                return true;
+    /** A method with an HTTP method designator ({@code @GET}, {@code @POST}...), possibly inherited from an interface. */
+    public static boolean isResourceMethod(Class<?> beanClass, Method method) {
+        if (hasHttpMethod(method)) {
+            return true;
+        }
+        for (Class<?> c = method.getDeclaringClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Class<?> i : c.getInterfaces()) {
+                try {
+                    if (hasHttpMethod(i.getMethod(method.getName(), method.getParameterTypes()))) {
+                        return true;
+                    }
+                } catch (NoSuchMethodException e) {
+                    // not declared there
+                }
             }
+        }
+        return false;
+    }
+
+    private static boolean hasHttpMethod(Method method) {
+        for (Annotation a : method.getAnnotations()) {
             for (Annotation meta : a.annotationType().getAnnotations()) {
                 if (meta.annotationType().getName().equals("jakarta.ws.rs.HttpMethod")) {
                     return true;

@@ -29,6 +29,18 @@ public record ScopedKey(String namespace, String principal, String key) {
         }
     }
 
+    /**
+     * A principal's name as stored: itself when it fits in {@value #MAX_PRINCIPAL} characters, else a
+     * prefix and its SHA-256, so that long names stay distinct.
+     */
+    public static String principal(String name) {
+        if (name.length() <= MAX_PRINCIPAL) {
+            return name;
+        }
+        String hash = HexFormat.of().formatHex(sha256().digest(name.getBytes(StandardCharsets.UTF_8)));
+        return name.substring(0, MAX_PRINCIPAL - hash.length() - 1) + "~" + hash;
+    }
+
     /** The record id: SHA-256 over the three parts, each length-prefixed, as lower-case hex. */
     public String id() {
         MessageDigest sha = sha256();

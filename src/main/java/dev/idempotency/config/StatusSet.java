@@ -1,0 +1,45 @@
+package dev.idempotency.config;
+
+import java.util.BitSet;
+import java.util.Locale;
+
+/** A set of HTTP statuses, written as classes ({@code 2xx}) and codes ({@code 409}), comma-separated. */
+public final class StatusSet {
+
+    private final BitSet statuses;
+    private final String text;
+
+    private StatusSet(BitSet statuses, String text) {
+        this.statuses = statuses;
+        this.text = text;
+    }
+
+    public static StatusSet parse(String key, String value) {
+        BitSet set = new BitSet(600);
+        for (String part : value.split(",")) {
+            String p = part.strip().toLowerCase(Locale.ROOT);
+            if (p.matches("[1-5]xx")) {
+                int base = (p.charAt(0) - '0') * 100;
+                set.set(base, base + 100);
+            } else if (p.matches("[1-5][0-9][0-9]")) {
+                set.set(Integer.parseInt(p));
+            } else if (!p.isEmpty()) {
+                throw new IllegalArgumentException(key + "=" + value + ": '" + part.strip()
+                        + "' is neither a status class (2xx) nor a status code (409)");
+            }
+        }
+        if (set.isEmpty()) {
+            throw new IllegalArgumentException(key + "=" + value + " names no status");
+        }
+        return new StatusSet(set, value.strip());
+    }
+
+    public boolean contains(int status) {
+        return status >= 0 && status < 600 && statuses.get(status);
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}

@@ -1,0 +1,247 @@
+package dev.idempotency.jaxrs;
+
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.cdi.IdempotencyRuntime;
+import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.config.MethodSettings;
+import dev.idempotency.core.Decision;
+import dev.idempotency.core.Fingerprint;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.KeyRules;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.Ticket;
+
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerRequestFilter;
+import jakarta.ws.rs.container.ContainerResponseContext;
+import jakarta.ws.rs.container.ContainerResponseFilter;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MultivaluedMap;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.SecurityContext;
+import jakarta.ws.rs.ext.RuntimeDelegate;
+import jakarta.ws.rs.ext.WriterInterceptor;
+import jakarta.ws.rs.ext.WriterInterceptorContext;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.security.Principal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The {@code Idempotency-Key} door for one resource method (SPEC section 3): registered by
+ * {@link IdempotencyFeature} only on {@code @Idempotent} resource methods, with that method's settings.
+ *
+ * <ul>
+ * <li>request: check the key (400), fingerprint method, path, query, content type and body (the body is
+ *     buffered and handed on, still readable), then claim, replay (with {@code Idempotent-Replayed: true}),
+ *     or answer 422, 409 (with {@code Retry-After}) or 503;</li>
+ * <li>response: a status not to keep releases the key; a kept one is stored (status, replayable headers,
+ *     body bytes) before the body is sent.</li>
+ * </ul>
+ */
+final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerResponseFilter, WriterInterceptor {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyHttpFilter.class.getName());
+    private static final String TICKET = IdempotencyHttpFilter.class.getName() + ".ticket";
+    private static final String STATUS = IdempotencyHttpFilter.class.getName() + ".status";
+    private static final byte[] EMPTY = new byte[0];
+    static final String REPLAYED = "Idempotent-Replayed";
+
+    private final MethodSettings method;
+    private final IdempotencyRuntime runtime;
+
+    IdempotencyHttpFilter(MethodSettings method, IdempotencyRuntime runtime) {
+        this.method = method;
+        this.runtime = runtime;
+    }
+
+    // ------------------------------------------------------------------------------------------ request
+
+    @Override
+    public void filter(ContainerRequestContext request) throws IOException {
+        String header = method.http().header();
+        List<String> values = request.getHeaders().get(header);
+        if (values == null || values.isEmpty()) {
+            if (method.required()) {
+                LOG.log(Level.FINE, "Rejected a request to {0}: no {1} header", new Object[] {method.describe(), header});
+                request.abortWith(Problems.keyMissing(header));
+            }
+            return;
+        }
+        GlobalSettings global = runtime.settings();
+        String key = unquote(values.get(0).strip());
+        String problem = values.size() > 1 ? "is sent more than once" : KeyRules.problem(key, global.maxKeyLength());
+        if (problem != null) {
+            LOG.log(Level.FINE, "Rejected a request to {0}: its key {1}", new Object[] {method.describe(), problem});
+            request.abortWith(Problems.keyInvalid(header, problem));
+            return;
+        }
+        byte[] body = EMPTY;
+        if (request.hasEntity()) {
+            body = request.getEntityStream().readAllBytes();
+            request.setEntityStream(new ByteArrayInputStream(body));
+        }
+        String fingerprint = Fingerprint.start()
+                .add(request.getMethod())
+                .add(request.getUriInfo().getRequestUri().getRawPath())
+                .add(request.getUriInfo().getRequestUri().getRawQuery())
+                .add(request.getHeaderString(HttpHeaders.CONTENT_TYPE))
+                .add(body)
+                .hex();
+        ScopedKey scopedKey = new ScopedKey(method.namespace(), principal(request.getSecurityContext(), global), key);
+        IdempotencyEngine engine = runtime.engine();
+        try {
+            Decision decision = engine.begin(scopedKey, fingerprint, null, method.policy());
+            if (decision instanceof Decision.Replay replay) {
+                request.abortWith(replay(StoredHttpResponse.decode(replay.record().response())));
+            } else {
+                request.setProperty(TICKET, ((Decision.Proceed) decision).ticket());
+            }
+        } catch (IdempotencyKeyReusedException e) {
+            request.abortWith(Problems.keyReused(header));
+        } catch (IdempotencyInProgressException e) {
+            request.abortWith(Problems.inProgress(e.retryAfter().toSeconds()));
+        } catch (IdempotencyStoreException e) {
+            if (method.http().failOpen()) {
+                LOG.log(Level.WARNING, "The idempotency store failed; " + method.describe()
+                        + " runs unprotected (fail open)", e);
+                return;
+            }
+            LOG.log(Level.WARNING, "The idempotency store failed; answering 503 for " + method.describe(), e);
+            request.abortWith(Problems.storeUnavailable());
+        }
+    }
+
+    private static String principal(SecurityContext security, GlobalSettings global) {
+        if (!global.scopeByPrincipal()) {
+            return "";
+        }
+        Principal p = security == null ? null : security.getUserPrincipal();
+        return p == null || p.getName() == null || p.getName().isEmpty() ? "anonymous" : ScopedKey.principal(p.getName());
+    }
+
+    /** The draft sends the key as a structured-field string, {@code "abc"}; a bare token is accepted too. */
+    static String unquote(String value) {
+        if (value.length() >= 2 && value.charAt(0) == '"' && value.charAt(value.length() - 1) == '"') {
+            return value.substring(1, value.length() - 1).replace("\\\"", "\"").replace("\\\\", "\\");
+        }
+        return value;
+    }
+
+    private static Response replay(StoredHttpResponse stored) {
+        Response.ResponseBuilder b = Response.status(stored.status());
+        for (Map.Entry<String, String> h : stored.headers()) {
+            if (stored.bodyOmitted() && h.getKey().equalsIgnoreCase(HttpHeaders.CONTENT_TYPE)) {
+                continue;
+            }
+            b.header(h.getKey(), h.getValue());
+        }
+        if (stored.body().length > 0) {
+            b.entity(stored.body());
+        }
+        return b.header(REPLAYED, "true").build();
+    }
+
+    // ----------------------------------------------------------------------------------------- response
+
+    @Override
+    public void filter(ContainerRequestContext request, ContainerResponseContext response) {
+        Ticket ticket = (Ticket) request.getProperty(TICKET);
+        if (ticket == null) {
+            return;
+        }
+        int status = response.getStatus();
+        if (!method.http().keepStatus().contains(status)) {
+            request.removeProperty(TICKET);
+            LOG.log(Level.FINE, "Releasing the key of {0}: status {1} is not kept", new Object[] {method.describe(), status});
+            runtime.engine().release(ticket);
+            return;
+        }
+        if (!response.hasEntity()) {
+            request.removeProperty(TICKET);
+            complete(ticket, new StoredHttpResponse(status, replayable(response.getHeaders()), EMPTY, false));
+            return;
+        }
+        request.setProperty(STATUS, status);
+    }
+
+    @Override
+    public void aroundWriteTo(WriterInterceptorContext context) throws IOException {
+        Ticket ticket = (Ticket) context.getProperty(TICKET);
+        if (ticket == null) {
+            context.proceed();
+            return;
+        }
+        context.removeProperty(TICKET);
+        int status = (Integer) context.getProperty(STATUS);
+        OutputStream out = context.getOutputStream();
+        CappedCapture capture = new CappedCapture(out, method.http().maxResponseSize());
+        context.setOutputStream(capture);
+        try {
+            context.proceed();
+        } catch (IOException | RuntimeException e) {
+            runtime.engine().release(ticket);
+            throw e;
+        } finally {
+            context.setOutputStream(out);
+        }
+        List<Map.Entry<String, String>> headers = replayable(context.getHeaders());
+        if (capture.overflowed()) {
+            LOG.log(Level.FINE, "The response of {0} is over {1} bytes: stored without its body",
+                    new Object[] {method.describe(), method.http().maxResponseSize()});
+            complete(ticket, new StoredHttpResponse(status, headers, EMPTY, true));
+            return;
+        }
+        byte[] body = capture.held();
+        complete(ticket, new StoredHttpResponse(status, headers, body, false));
+        out.write(body);
+    }
+
+    private void complete(Ticket ticket, StoredHttpResponse response) {
+        try {
+            runtime.engine().complete(ticket, response.encode());
+        } catch (RuntimeException e) {
+            // The operation ran and its response goes out; the key stays claimed until its lease ends.
+            LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "
+                    + ticket.scopedKey() + "; a retry after the lease may run it again", e);
+        }
+    }
+
+    private List<Map.Entry<String, String>> replayable(MultivaluedMap<String, Object> headers) {
+        java.util.Set<String> allowed = runtime.settings().replayHeaders();
+        List<Map.Entry<String, String>> out = new ArrayList<>();
+        for (Map.Entry<String, List<Object>> h : headers.entrySet()) {
+            if (!allowed.contains(h.getKey().toLowerCase(Locale.ROOT))) {
+                continue;
+            }
+            for (Object value : h.getValue()) {
+                if (value != null) {
+                    out.add(Map.entry(h.getKey(), headerString(value)));
+                }
+            }
+        }
+        return out;
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static String headerString(Object value) {
+        if (value instanceof String s) {
+            return s;
+        }
+        try {
+            RuntimeDelegate.HeaderDelegate delegate = RuntimeDelegate.getInstance().createHeaderDelegate(value.getClass());
+            return delegate == null ? value.toString() : delegate.toString(value);
+        } catch (IllegalArgumentException e) {
+            return value.toString();
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package dev.idempotency.jaxrs;
+
+import jakarta.ws.rs.core.Response;
+
+/**
+ * RFC 9457 problem details for the answers the filter gives itself. The {@code type} URIs are stable and
+ * listed in the README; {@code detail} never carries stored data or the request.
+ */
+final class Problems {
+
+    static final String MEDIA_TYPE = "application/problem+json";
+    static final String BASE = "https://idempotency.dev/problems/";
+
+    static final String KEY_MISSING = BASE + "key-missing";
+    static final String KEY_INVALID = BASE + "key-invalid";
+    static final String KEY_REUSED = BASE + "key-reused";
+    static final String IN_PROGRESS = BASE + "request-in-progress";
+    static final String STORE_UNAVAILABLE = BASE + "store-unavailable";
+
+    /** Retry-After of a 503: the store is checked again on the next request. */
+    static final long STORE_RETRY_AFTER_SECONDS = 5;
+
+    private Problems() {
+    }
+
+    static Response keyMissing(String header) {
+        return problem(400, KEY_MISSING, "Idempotency key missing",
+                "This operation requires an " + header + " request header: a unique key per operation, reused on every retry.", null);
+    }
+
+    static Response keyInvalid(String header, String problem) {
+        return problem(400, KEY_INVALID, "Idempotency key invalid",
+                "The " + header + " header " + problem + ". Send one value of 1 to 255 printable ASCII characters.", null);
+    }
+
+    static Response keyReused(String header) {
+        return problem(422, KEY_REUSED, "Idempotency key reused",
+                "This " + header + " was already used for a different request (another method, path, query or body). "
+                        + "Use a new key for a new request.", null);
+    }
+
+    static Response inProgress(long retryAfterSeconds) {
+        return problem(409, IN_PROGRESS, "Request in progress",
+                "A request with this idempotency key is still being processed. Retry after " + retryAfterSeconds + " s.",
+                retryAfterSeconds);
+    }
+
+    static Response storeUnavailable() {
+        return problem(503, STORE_UNAVAILABLE, "Idempotency store unavailable",
+                "The request was not processed because its idempotency could not be checked. Retry later.",
+                STORE_RETRY_AFTER_SECONDS);
+    }
+
+    private static Response problem(int status, String type, String title, String detail, Long retryAfter) {
+        String json = "{\"type\":\"" + escape(type) + "\",\"title\":\"" + escape(title) + "\",\"status\":" + status
+                + ",\"detail\":\"" + escape(detail) + "\"}";
+        Response.ResponseBuilder b = Response.status(status).type(MEDIA_TYPE).entity(json);
+        if (retryAfter != null) {
+            b.header("Retry-After", retryAfter);
+        }
+        return b.build();
+    }
+
+    private static String escape(String s) {
+        StringBuilder out = new StringBuilder(s.length() + 8);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.toString();
+    }
+}
