@@ -68,9 +68,27 @@ class ReadmeTest {
         expected.put("idempotency.purge.batch-size", "`" + d.purgeBatchSize() + "`");
         expected.put("idempotency.interceptor.priority", "`" + d.interceptorPriority() + "`");
         expected.put("idempotency.node-id", "`<host>-<pid>-<random>`");
+        expected.put("idempotency.header", "`" + d.header() + "`");
+        expected.put("idempotency.keep-status", "`" + d.keepStatus() + "`");
+        expected.put("idempotency.replay-headers", d.replayHeaders().equals(GlobalSettings.DEFAULT_REPLAY_HEADERS) ? "none" : "?");
+        expected.put("idempotency.max-response-size", "`" + d.maxResponseSize() + "`");
+        expected.put("idempotency.fail-open", "`" + d.failOpen() + "`");
         Map<String, String> rows = configRows();
         rows.remove("idempotency.jpa.*");
         assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);
+    }
+
+    @Test
+    void theProblemTypesAreListed() throws Exception {
+        for (java.lang.reflect.Field f : Class.forName("dev.idempotency.jaxrs.Problems").getDeclaredFields()) {
+            if (f.getType() == String.class && java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                f.setAccessible(true);
+                String value = (String) f.get(null);
+                if (value.startsWith("https://") && !value.endsWith("/")) {
+                    assertThat(README).contains("| `" + value + "` |");
+                }
+            }
+        }
     }
 
     @Test

@@ -102,6 +102,24 @@ class DeploymentErrorsTest {
         }
     }
 
+    @jakarta.ws.rs.Path("/r")
+    @ApplicationScoped
+    public static class ResourceWithKeyParameter {
+        @jakarta.ws.rs.POST
+        @Idempotent
+        public String create(@IdempotencyKey @jakarta.ws.rs.HeaderParam("Idempotency-Key") String key) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class BadHttpOptions {
+        @Idempotent(keepStatus = "2xx,teapot", header = "bad header")
+        public String charge(@IdempotencyKey String key) {
+            return "x";
+        }
+    }
+
     static String deploymentFailure(Map<String, String> config, Class<?>... beans) {
         Map<String, String> p = new java.util.HashMap<>(config);
         p.putIfAbsent("idempotency.store", "memory");
@@ -175,6 +193,21 @@ class DeploymentErrorsTest {
                 .contains("Unknown configuration key idempotency.tll");
         assertThat(deploymentFailure(Map.of("Idempotent/tll", "PT1H"), ClassLevel.class))
                 .contains("Unknown configuration key Idempotent/tll: Idempotent has no member 'tll'");
+    }
+
+    @Test
+    void aResourceMethodTakesItsKeyFromTheHeaderNotAParameter() {
+        assertThat(deploymentFailure(Map.of(), ResourceWithKeyParameter.class))
+                .contains(ResourceWithKeyParameter.class.getName() + "#create is a JAX-RS resource method with an @IdempotencyKey parameter");
+    }
+
+    @Test
+    void badHttpOptions() {
+        assertThat(deploymentFailure(Map.of(), BadHttpOptions.class))
+                .contains("'teapot' is neither a status class (2xx) nor a status code (409)")
+                .contains("=bad header is not an HTTP header name");
+        assertThat(deploymentFailure(Map.of("idempotency.replay-headers", "X-Trace,Set-Cookie"), ClassLevel.class))
+                .contains("idempotency.replay-headers names Set-Cookie, which is about the caller and is never replayed");
     }
 
     @Test

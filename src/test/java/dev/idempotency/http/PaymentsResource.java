@@ -102,6 +102,14 @@ public class PaymentsResource {
     }
 
     @POST
+    @Path("fail-open")
+    @Idempotent(failOpen = true)
+    @Produces(MediaType.TEXT_PLAIN)
+    public String failOpen() {
+        return "run " + Counters.executions.incrementAndGet();
+    }
+
+    @POST
     @Path("custom-header")
     @Idempotent(header = "X-Request-Id")
     @Produces(MediaType.TEXT_PLAIN)
