@@ -47,6 +47,14 @@ final class ConfigValues {
         return i;
     }
 
+    static String headerName(String key, String value) {
+        String h = value.strip();
+        if (!h.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+            throw new IllegalArgumentException(key + "=" + value + " is not an HTTP header name");
+        }
+        return h;
+    }
+
     static String oneOf(String key, String value, String... allowed) {
         String v = value.strip().toLowerCase(Locale.ROOT);
         for (String a : allowed) {

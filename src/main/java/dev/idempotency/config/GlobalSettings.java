@@ -120,13 +120,7 @@ public record GlobalSettings(
                     }
                     return s;
                 }),
-                r.get("idempotency.header", "Idempotency-Key", v -> {
-                    String h = v.strip();
-                    if (!h.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
-                        throw new IllegalArgumentException("idempotency.header=" + v + " is not an HTTP header name");
-                    }
-                    return h;
-                }),
+                r.get("idempotency.header", "Idempotency-Key", v -> ConfigValues.headerName("idempotency.header", v)),
                 r.get("idempotency.keep-status", "2xx,3xx,4xx", v -> StatusSet.parse("idempotency.keep-status", v)),
                 r.get("idempotency.replay-headers", "", GlobalSettings::replayHeaders),
                 r.get("idempotency.max-response-size", "1048576", v -> (long) ConfigValues.integer("idempotency.max-response-size", v, 0, 16_777_216)),

@@ -137,13 +137,8 @@ public final class MethodSettingsResolver {
         Duration lease = lookup.get("lease", blankToNull(annotation.lease()),
                 v -> ConfigValues.duration(lookup.keyOf("lease"), v, false), global.lease());
 
-        String header = lookup.get("header", blankToNull(annotation.header()), v -> {
-            String h = v.strip();
-            if (!h.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
-                throw new IllegalArgumentException(lookup.keyOf("header") + "=" + v + " is not an HTTP header name");
-            }
-            return h;
-        }, global.header());
+        String header = lookup.get("header", blankToNull(annotation.header()),
+                v -> ConfigValues.headerName(lookup.keyOf("header"), v), global.header());
         StatusSet keepStatus = lookup.get("keepStatus", blankToNull(annotation.keepStatus()),
                 v -> StatusSet.parse(lookup.keyOf("keepStatus"), v), global.keepStatus());
         long maxResponseSize = lookup.get("maxResponseSize", annotation.maxResponseSize() < 0 ? null : String.valueOf(annotation.maxResponseSize()),

@@ -132,9 +132,14 @@ abstract class JtaInterceptorContract {
     @BeforeEach
     void start() {
         database().assumeAvailable();
-        database().reset();
         current = database();
-        Map<String, String> config = new HashMap<>();
+        boot(Map.of());
+    }
+
+    /** Resets the database and starts the container with this configuration on top of the test's own. */
+    void boot(Map<String, String> extra) {
+        database().reset();
+        Map<String, String> config = new HashMap<>(extra);
         JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
         container = IdempotencyWeld.weld(config, Resources.class, Payments.class, Checkout.class)
                 .addExtension(new TransactionExtension())
@@ -148,19 +153,6 @@ abstract class JtaInterceptorContract {
         if (container != null) {
             container.close();
         }
-    }
-
-    /** Starts the container again with this configuration on top of the test's own. */
-    void restart(Map<String, String> extra) {
-        container.close();
-        database().reset();
-        Map<String, String> config = new HashMap<>(extra);
-        JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
-        container = IdempotencyWeld.weld(config, Resources.class, Payments.class, Checkout.class)
-                .addExtension(new TransactionExtension())
-                .initialize();
-        payments = container.select(Payments.class).get();
-        checkout = container.select(Checkout.class).get();
     }
 
     long payments() {
@@ -192,7 +184,8 @@ abstract class JtaInterceptorContract {
 
     @Test
     void thePriorityIsConfigurableAndBelowTransactionalTheCompletionNoLongerJoins() throws Exception {
-        restart(Map.of("idempotency.interceptor.priority", "100"));
+        container.close();
+        boot(Map.of("idempotency.interceptor.priority", "100"));
         payments.payButRollBack("k-6", "pay-6");
         payments.payButRollBack("k-6", "pay-6");
         assertThat(payments()).isZero();

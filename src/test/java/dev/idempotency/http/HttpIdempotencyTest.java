@@ -1,6 +1,5 @@
 package dev.idempotency.http;
 
-import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;
 
 import org.junit.jupiter.api.AfterAll;
@@ -31,11 +30,9 @@ class HttpIdempotencyTest {
 
     @BeforeAll
     static void start() throws Exception {
-        TestDatabase.H2.reset();
         Map<String, String> config = new HashMap<>();
-        JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
         config.put("idempotency.lease", "PT30S");
-        server = new HttpTestServer(config, PaymentsResource.class, PlainResource.class, ItemsResource.class);
+        server = HttpTestServer.onH2(config, PaymentsResource.class, PlainResource.class, ItemsResource.class);
     }
 
     @AfterAll

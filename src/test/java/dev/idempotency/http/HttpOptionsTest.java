@@ -1,7 +1,6 @@
 package dev.idempotency.http;
 
 import dev.idempotency.store.jpa.JpaSchema;
-import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;
 
 import org.h2.jdbcx.JdbcDataSource;
@@ -28,12 +27,10 @@ class HttpOptionsTest {
 
     @BeforeAll
     static void start() throws Exception {
-        TestDatabase.H2.reset();
         Map<String, String> config = new HashMap<>();
-        JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
         config.put(PaymentsResource.class.getName() + "/outcome/Idempotent/keepStatus", "2xx");
         config.put("Idempotent/maxResponseSize", "50");
-        server = new HttpTestServer(config, PaymentsResource.class);
+        server = HttpTestServer.onH2(config, PaymentsResource.class);
     }
 
     @AfterAll

@@ -59,6 +59,14 @@ final class HttpTestServer implements AutoCloseable {
         }
     }
 
+    /** A server whose store is the JPA store on a fresh H2 database (JTA through Narayana). */
+    static HttpTestServer onH2(Map<String, String> properties, Class<?>... resources) throws Exception {
+        dev.idempotency.testing.TestDatabase.H2.reset();
+        Map<String, String> config = new HashMap<>(properties);
+        dev.idempotency.testing.JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
+        return new HttpTestServer(config, resources);
+    }
+
     HttpRequest.Builder request(String path) {
         return HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(60));
     }
