@@ -1,0 +1,81 @@
+package dev.idempotency.example;
+
+import dev.idempotency.Idempotent;
+
+import jakarta.enterprise.context.RequestScoped;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.SecurityContext;
+import jakarta.ws.rs.core.UriInfo;
+
+import java.net.URI;
+
+/** {@code /api/payments}: create one (idempotent, {@code Idempotency-Key} required), read one, stats. */
+@Path("/payments")
+@RequestScoped
+@Produces(MediaType.APPLICATION_JSON)
+public class PaymentsResource {
+
+    @Inject
+    PaymentService payments;
+
+    @Inject
+    TransferService transfers;
+
+    @Context
+    SecurityContext security;
+
+    @POST
+    @Idempotent
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response create(PaymentRequest request, @Context UriInfo uri) {
+        Response invalid = validate(request);
+        if (invalid != null) {
+            return invalid;
+        }
+        String owner = security.getUserPrincipal() == null ? "anonymous" : security.getUserPrincipal().getName();
+        Payment p = payments.charge(request.amount, request.currency, request.reference, owner,
+                request.delayMillis == null ? 0 : request.delayMillis, Boolean.TRUE.equals(request.fail));
+        return Response.created(URI.create("/api/payments/" + p.getId())).entity(PaymentView.of(p)).build();
+    }
+
+    @GET
+    @Path("{id}")
+    public Response get(@PathParam("id") String id) {
+        Payment p = payments.find(id);
+        return p == null ? Problems.notFound("No payment " + id) : Response.ok(PaymentView.of(p)).build();
+    }
+
+    @GET
+    @Path("stats")
+    public Stats stats() {
+        return new Stats(payments.charges(), payments.payments(), transfers.transfers());
+    }
+
+    static Response validate(PaymentRequest r) {
+        if (r == null) {
+            return Problems.invalid("A JSON body {\"amount\": n, \"currency\": \"EUR\", \"reference\": \"...\"} is required");
+        }
+        if (r.amount == null || r.amount <= 0) {
+            return Problems.invalid("amount must be a positive integer, in minor units");
+        }
+        if (r.currency == null || !r.currency.matches("[A-Z]{3}")) {
+            return Problems.invalid("currency must be an ISO 4217 code such as EUR");
+        }
+        if (r.reference != null && r.reference.length() > 200) {
+            return Problems.invalid("reference must be at most 200 characters");
+        }
+        if (r.delayMillis != null && (r.delayMillis < 0 || r.delayMillis > 60_000)) {
+            return Problems.invalid("delayMillis must be between 0 and 60000");
+        }
+        return null;
+    }
+}

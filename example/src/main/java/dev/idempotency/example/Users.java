@@ -1,0 +1,26 @@
+package dev.idempotency.example;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.security.enterprise.credential.Credential;
+import jakarta.security.enterprise.credential.UsernamePasswordCredential;
+import jakarta.security.enterprise.identitystore.CredentialValidationResult;
+import jakarta.security.enterprise.identitystore.IdentityStore;
+
+import java.util.Map;
+import java.util.Set;
+
+/** Two demo users: alice / alice-pw and bob / bob-pw. */
+@ApplicationScoped
+public class Users implements IdentityStore {
+
+    private static final Map<String, String> PASSWORDS = Map.of("alice", "alice-pw", "bob", "bob-pw");
+
+    @Override
+    public CredentialValidationResult validate(Credential credential) {
+        if (credential instanceof UsernamePasswordCredential c
+                && c.getPasswordAsString().equals(PASSWORDS.get(c.getCaller()))) {
+            return new CredentialValidationResult(c.getCaller(), Set.of("user"));
+        }
+        return CredentialValidationResult.INVALID_RESULT;
+    }
+}
