@@ -65,6 +65,7 @@ public class IdempotencyRuntime {
     private EntityManagerFactory ownEmf;
     private ScheduledExecutorService ownScheduler;
     private ExecutorService ownExecutor;
+    private ExecutorService executor;
     private ScheduledFuture<?> purge;
 
     void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
@@ -140,15 +141,12 @@ public class IdempotencyRuntime {
         TransactionSynchronizationRegistryHolder tsr = TransactionSynchronizationRegistryHolder.find(beans);
         TransactionBridge bridge = tsr.bridge();
         IdempotencyStore store = createStore(s, tsr);
+        ExecutorService executor = executor();
         Clock clock = qualified(Clock.class);
         if (clock == null) {
             clock = Clock.systemUTC();
         }
         CompletionSignals signals = new LocalCompletionSignals();
-        ExecutorService executor = lookup("java:comp/DefaultManagedExecutorService", ExecutorService.class);
-        if (executor == null) {
-            executor = ownExecutor = Executors.newCachedThreadPool(daemon("idempotency-release"));
-        }
         engine = new IdempotencyEngine(store, clock, s.nodeId(), bridge, signals, executor,
                 s.lockTimeout().plusSeconds(5));
         schedulePurge(s);
@@ -191,11 +189,30 @@ public class IdempotencyRuntime {
         JpaTransactions transactions;
         if (tsr.registry() != null) {
             JtaTransactions.RequiresNew requiresNew = beans.select(JtaSupport.RequiresNewBean.class).get();
-            transactions = new JtaTransactions(emf, tsr.registry(), requiresNew);
+            Object inside = requiresNew.run(() -> tsr.registry().getTransactionKey());
+            if (inside == null) {
+                throw new IdempotencyConfigurationException("No container interceptor for @Transactional(REQUIRES_NEW) applies to "
+                        + "the library's beans, so the store cannot run the claim in a transaction of its own");
+            }
+            LOG.log(Level.INFO, "JPA store on {0} (JTA, {1})", new Object[] {emf.getClass().getName(), emf.getProperties().entrySet().stream()
+                    .filter(e -> e.getKey().contains("target-server") || e.getKey().contains("jta.platform"))
+                    .map(Object::toString).toList()});
+            transactions = new JtaTransactions(emf, tsr.registry(), requiresNew, executor());
         } else {
             transactions = new ResourceLocalTransactions(emf);
         }
         return new JpaIdempotencyStore(transactions, s.lockTimeout());
+    }
+
+    /** The server's managed executor (naming and class loader context come along), else a pool of our own. */
+    private synchronized ExecutorService executor() {
+        if (executor == null) {
+            executor = lookup("java:comp/DefaultManagedExecutorService", ExecutorService.class);
+            if (executor == null) {
+                executor = ownExecutor = Executors.newCachedThreadPool(daemon("idempotency-store"));
+            }
+        }
+        return executor;
     }
 
     private void schedulePurge(GlobalSettings s) {

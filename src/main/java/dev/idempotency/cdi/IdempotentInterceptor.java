@@ -31,14 +31,12 @@ import java.util.concurrent.CompletionStage;
 @Interceptor
 public class IdempotentInterceptor {
 
-    private final IdempotencyRuntime runtime;
-    private final IdempotencyExtension extension;
+    // Field injection and a no-argument constructor: EJB containers create interceptors that way.
+    @Inject
+    IdempotencyRuntime runtime;
 
     @Inject
-    IdempotentInterceptor(IdempotencyRuntime runtime, IdempotencyExtension extension) {
-        this.runtime = runtime;
-        this.extension = extension;
-    }
+    IdempotencyExtension extension;
 
     @AroundInvoke
     Object around(InvocationContext ctx) throws Exception {

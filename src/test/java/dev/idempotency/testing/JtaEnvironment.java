@@ -36,12 +36,18 @@ public final class JtaEnvironment implements AutoCloseable {
     public final AgroalDataSource dataSource;
     public final EntityManagerFactory emf;
     public final JpaIdempotencyStore store;
+    private final java.util.concurrent.ExecutorService detached = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "idempotency-store-test");
+        t.setDaemon(true);
+        return t;
+    });
 
     public JtaEnvironment(TestDatabase db) {
         dataSource = dataSource(db, tm, tsr);
         JpaSchema.createIfMissing(dataSource);
         emf = IdempotencyPersistenceUnit.create(dataSource, true, HIBERNATE_JTA);
-        store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm)), Duration.ofSeconds(10));
+        store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm), detached),
+                Duration.ofSeconds(10));
     }
 
     public static AgroalDataSource dataSource(TestDatabase db, TransactionManager tm, TransactionSynchronizationRegistry tsr) {
@@ -66,6 +72,7 @@ public final class JtaEnvironment implements AutoCloseable {
 
     @Override
     public void close() {
+        detached.shutdownNow();
         emf.close();
         dataSource.close();
     }

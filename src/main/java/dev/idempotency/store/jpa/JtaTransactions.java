@@ -5,14 +5,22 @@ import jakarta.persistence.EntityManagerFactory;
 import jakarta.transaction.Status;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * JTA transactions over a JTA entity manager factory. A new transaction comes from a
  * {@link RequiresNew} (the CDI {@code @Transactional(REQUIRES_NEW)} bean in a container, or a
- * {@code TransactionManager} suspend/begin/commit/resume elsewhere); the caller's transaction is found
- * through the {@link TransactionSynchronizationRegistry}.
+ * {@code TransactionManager} elsewhere); the caller's transaction is found through the
+ * {@link TransactionSynchronizationRegistry}.
+ *
+ * <p>While the caller has a transaction of its own, the new one runs on another thread (the executor's)
+ * instead of suspending the caller's: some servers' default pools hand a suspended transaction's connection
+ * to the new one, and committing that would commit the caller's pending writes too (seen on Payara with its
+ * default H2 data source). A thread with no transaction gets a connection of its own everywhere.
  */
 public final class JtaTransactions implements JpaTransactions {
 
@@ -25,16 +33,35 @@ public final class JtaTransactions implements JpaTransactions {
     private final EntityManagerFactory emf;
     private final TransactionSynchronizationRegistry registry;
     private final RequiresNew requiresNew;
+    private final Executor detached;
 
-    public JtaTransactions(EntityManagerFactory emf, TransactionSynchronizationRegistry registry, RequiresNew requiresNew) {
+    /**
+     * @param detached runs a new transaction while the caller has one (a managed executor in a server)
+     */
+    public JtaTransactions(EntityManagerFactory emf, TransactionSynchronizationRegistry registry, RequiresNew requiresNew,
+                           Executor detached) {
         this.emf = emf;
         this.registry = registry;
         this.requiresNew = requiresNew;
+        this.detached = detached;
     }
 
     @Override
     public <T> T inNewTransaction(Function<EntityManager, T> work) {
-        return requiresNew.run(() -> inActiveTransaction(work));
+        if (registry.getTransactionKey() == null) {
+            return requiresNew.run(() -> inActiveTransaction(work));
+        }
+        try {
+            return CompletableFuture.supplyAsync(() -> requiresNew.run(() -> inActiveTransaction(work)), detached).join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
+            throw e;
+        }
     }
 
     @Override

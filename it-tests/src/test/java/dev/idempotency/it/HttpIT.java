@@ -1,0 +1,134 @@
+package dev.idempotency.it;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** SPEC section 3 in the server, through the example's {@code POST /api/payments}. */
+class HttpIT extends ServerIT {
+
+    static final String PAYMENT = "{\"amount\":1000,\"currency\":\"EUR\",\"reference\":\"order-1\"}";
+
+    static String key() {
+        return UUID.randomUUID().toString();
+    }
+
+    @Test
+    @DisplayName("H2: no Idempotency-Key: 400 problem+json, nothing charged")
+    void missingKey() throws Exception {
+        long charges = stat("charges");
+        HttpResponse<String> r = send(postJson("api/payments", null, PAYMENT));
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
+        assertThat(r.body()).contains("https://idempotency.dev/problems/key-missing");
+        assertThat(stat("charges")).isEqualTo(charges);
+    }
+
+    @Test
+    @DisplayName("H5: the retry gets the same bytes and Location, marked replayed; charged once")
+    void replay() throws Exception {
+        long payments = stat("payments");
+        String k = key();
+        HttpResponse<String> first = send(postJson("api/payments", k, PAYMENT));
+        HttpResponse<String> retry = send(postJson("api/payments", k, PAYMENT));
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.body()).isEqualTo(first.body());
+        assertThat(retry.headers().firstValue("Location")).isEqualTo(first.headers().firstValue("Location")).isPresent();
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(stat("payments")).isEqualTo(payments + 1);
+        String location = first.headers().firstValue("Location").orElseThrow();
+        String id = location.substring(location.lastIndexOf('/') + 1);
+        assertThat(send(request("api/payments/" + id)).body()).contains("\"id\":\"" + id + "\"");
+    }
+
+    @Test
+    @DisplayName("H6: the same key with another body: 422, nothing charged")
+    void reused() throws Exception {
+        String k = key();
+        send(postJson("api/payments", k, PAYMENT));
+        long charges = stat("charges");
+        HttpResponse<String> r = send(postJson("api/payments", k, PAYMENT.replace("1000", "2000")));
+        assertThat(r.statusCode()).isEqualTo(422);
+        assertThat(r.body()).contains("https://idempotency.dev/problems/key-reused");
+        assertThat(stat("charges")).isEqualTo(charges);
+    }
+
+    @Test
+    @DisplayName("H7: 32 concurrent requests with one key: one payment in the database; the others 409 or the replay")
+    void concurrent() throws Exception {
+        long payments = stat("payments");
+        String k = key();
+        String slow = "{\"amount\":700,\"currency\":\"EUR\",\"delayMillis\":3000}";
+        List<CompletableFuture<HttpResponse<String>>> futures = new ArrayList<>();
+        for (int i = 0; i < 32; i++) {
+            futures.add(CLIENT.sendAsync(postJson("api/payments", k, slow).build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        int created = 0;
+        int conflicts = 0;
+        int replays = 0;
+        for (CompletableFuture<HttpResponse<String>> f : futures) {
+            HttpResponse<String> r = f.get(120, TimeUnit.SECONDS);
+            if (r.statusCode() == 409) {
+                conflicts++;
+                assertThat(r.headers().firstValueAsLong("Retry-After")).isPresent();
+                assertThat(r.body()).contains("https://idempotency.dev/problems/request-in-progress");
+            } else {
+                assertThat(r.statusCode()).isEqualTo(201);
+                if (r.headers().firstValue("Idempotent-Replayed").isPresent()) {
+                    replays++;
+                } else {
+                    created++;
+                }
+            }
+        }
+        assertThat(created).isEqualTo(1);
+        assertThat(conflicts + replays).isEqualTo(31);
+        assertThat(conflicts).as("most duplicates arrive while the first is charging").isPositive();
+        assertThat(stat("payments")).isEqualTo(payments + 1);
+    }
+
+    @Test
+    @DisplayName("H8: a failed charge (500) releases the key: the retry charges again; a 4xx is kept")
+    void outcomes() throws Exception {
+        long charges = stat("charges");
+        String k = key();
+        String failing = "{\"amount\":500,\"currency\":\"EUR\",\"fail\":true}";
+        assertThat(send(postJson("api/payments", k, failing)).statusCode()).isEqualTo(500);
+        assertThat(send(postJson("api/payments", k, failing)).statusCode()).isEqualTo(500);
+        assertThat(stat("charges")).isEqualTo(charges + 2);
+
+        String bad = key();
+        HttpResponse<String> invalid = send(postJson("api/payments", bad, "{\"amount\":-1,\"currency\":\"EUR\"}"));
+        assertThat(invalid.statusCode()).isEqualTo(400);
+        HttpResponse<String> again = send(postJson("api/payments", bad, "{\"amount\":-1,\"currency\":\"EUR\"}"));
+        assertThat(again.statusCode()).isEqualTo(400);
+        assertThat(again.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(again.body()).isEqualTo(invalid.body());
+    }
+
+    @Test
+    @DisplayName("H9: alice and bob with the same key are two payments; each replays only their own")
+    void principals() throws Exception {
+        long payments = stat("payments");
+        String k = key();
+        HttpResponse<String> alice = send(postJson("api/payments", k, PAYMENT).header("Authorization", basic("alice")));
+        HttpResponse<String> bob = send(postJson("api/payments", k, PAYMENT).header("Authorization", basic("bob")));
+        assertThat(alice.statusCode()).isEqualTo(201);
+        assertThat(bob.statusCode()).isEqualTo(201);
+        assertThat(alice.body()).isNotEqualTo(bob.body());
+        assertThat(stat("payments")).isEqualTo(payments + 2);
+        assertThat(send(postJson("api/payments", k, PAYMENT).header("Authorization", basic("alice"))).body()).isEqualTo(alice.body());
+        assertThat(send(postJson("api/payments", k, PAYMENT).header("Authorization", basic("bob"))).body()).isEqualTo(bob.body());
+        assertThat(send(postJson("api/payments", k, PAYMENT)).body()).isNotEqualTo(alice.body()).isNotEqualTo(bob.body());
+        assertThat(stat("payments")).isEqualTo(payments + 3);
+    }
+}
