@@ -16,7 +16,7 @@ public class IdempotencyInProgressException extends IdempotencyException {
         this.retryAfter = retryAfter;
     }
 
-    /** When a retry may find the first call finished: the rest of its lease, at least one second. */
+    /** When to try again: the rest of the first call's lease, in whole seconds, at least 1 and at most 5. */
     public Duration retryAfter() {
         return retryAfter;
     }

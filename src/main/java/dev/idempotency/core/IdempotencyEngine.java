@@ -42,6 +42,7 @@ public final class IdempotencyEngine {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyEngine.class.getName());
     private static final Duration MIN_RETRY_AFTER = Duration.ofSeconds(1);
+    private static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(5);
 
     private final IdempotencyStore store;
     private final Clock clock;
@@ -244,10 +245,11 @@ public final class IdempotencyEngine {
         }
     }
 
+    /** Retry after the rest of the lease, in whole seconds, at least 1 and at most 5: most calls end well before. */
     private static IdempotencyInProgressException inProgress(ScopedKey key, Duration leaseLeft) {
-        Duration retryAfter = leaseLeft.compareTo(MIN_RETRY_AFTER) < 0
-                ? MIN_RETRY_AFTER
-                : Duration.ofSeconds(leaseLeft.toSeconds() + (leaseLeft.toMillisPart() > 0 ? 1 : 0));
+        Duration rounded = Duration.ofSeconds(leaseLeft.toSeconds() + (leaseLeft.toNanosPart() > 0 ? 1 : 0));
+        Duration retryAfter = rounded.compareTo(MIN_RETRY_AFTER) < 0 ? MIN_RETRY_AFTER
+                : rounded.compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : rounded;
         return new IdempotencyInProgressException("A request with the " + key
                 + " is still in progress; retry after " + retryAfter.toSeconds() + " s", retryAfter);
     }

@@ -76,7 +76,7 @@ class ConcurrentDuplicatesTest {
         assertThat(slow.awaitEntered()).isTrue();
         assertThatThrownBy(() -> slow.reject("k"))
                 .isInstanceOfSatisfying(IdempotencyInProgressException.class, e -> {
-                    assertThat(e.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(20));
+                    assertThat(e.retryAfter()).isBetween(Duration.ofSeconds(1), Duration.ofSeconds(5));
                     assertThat(e.getMessage()).contains("'k'");
                 });
         slow.letProceed();

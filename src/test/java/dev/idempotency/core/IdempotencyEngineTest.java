@@ -168,12 +168,20 @@ class IdempotencyEngineTest {
     @DisplayName("6. in progress, lease alive")
     class Rule6 {
         @Test
-        void rejectedWithRetryAfterTheRestOfTheLease() {
+        void rejectedWithRetryAfterTheRestOfTheLeaseAtMostFiveSeconds() {
             claim(engine, "fp");
             clock.advance(Duration.ofMillis(10_500));
             assertThatThrownBy(() -> engine.begin(key, "fp", null, REJECT))
                     .isInstanceOfSatisfying(IdempotencyInProgressException.class,
-                            e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(20)));
+                            e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(5)));
+            clock.advance(Duration.ofMillis(17_000)); // 2.5 s of the lease left
+            assertThatThrownBy(() -> engine.begin(key, "fp", null, REJECT))
+                    .isInstanceOfSatisfying(IdempotencyInProgressException.class,
+                            e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(3)));
+            clock.advance(Duration.ofMillis(2_200)); // 0.3 s left
+            assertThatThrownBy(() -> engine.begin(key, "fp", null, REJECT))
+                    .isInstanceOfSatisfying(IdempotencyInProgressException.class,
+                            e -> assertThat(e.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
         }
 
         @Test
