@@ -83,7 +83,7 @@ public record GlobalSettings(
     /** Reads and checks every global key; mistakes go to {@code errors} and the default is used instead. */
     public static GlobalSettings read(Config config, ConfigErrors errors) {
         Reader r = new Reader(config, errors);
-        for (String name : config.getPropertyNames()) {
+        for (String name : typedNames(config)) {
             if (name.startsWith(PREFIX) && !name.startsWith(JPA_PREFIX) && !KEYS.contains(name)) {
                 errors.add("Unknown configuration key " + name + "; the keys under idempotency. are: "
                         + String.join(", ", new java.util.TreeSet<>(KEYS)) + " and idempotency.jpa.*");
@@ -142,6 +142,23 @@ public record GlobalSettings(
             out.add(name);
         }
         return java.util.Collections.unmodifiableSet(out);
+    }
+
+    /**
+     * The property names a person typed: those of every configuration source but the environment's.
+     * Environment variables are matched against keys ({@code IDEMPOTENCY_TTL}) but are not checked for
+     * typos: a process inherits many that are not meant for this library.
+     */
+    public static java.util.Set<String> typedNames(Config config) {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (org.eclipse.microprofile.config.spi.ConfigSource source : config.getConfigSources()) {
+            String sourceName = source.getName() == null ? "" : source.getName().toLowerCase(java.util.Locale.ROOT);
+            if (sourceName.contains("env")) {
+                continue;
+            }
+            names.addAll(source.getPropertyNames());
+        }
+        return names;
     }
 
     /** {@code host-pid-random}: unique per process, readable in the {@code owner} column. */

@@ -47,7 +47,7 @@ public final class MethodSettingsResolver {
 
     /** Reports configuration keys of the per-method grammar whose member is unknown. */
     public void checkMemberKeys(ConfigErrors errors) {
-        for (String name : config.getPropertyNames()) {
+        for (String name : GlobalSettings.typedNames(config)) {
             int at = name.startsWith(SEGMENT) ? 0 : name.indexOf("/" + SEGMENT);
             if (at < 0) {
                 continue;

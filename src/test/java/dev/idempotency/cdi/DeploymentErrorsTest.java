@@ -211,6 +211,19 @@ class DeploymentErrorsTest {
     }
 
     @Test
+    void anEnvironmentVariableIsNotATypo() {
+        // As a server maps IDEMPOTENCY_TEST_REQUIRE_DATABASES=true from its environment.
+        org.eclipse.microprofile.config.Config config = new io.smallrye.config.SmallRyeConfigBuilder()
+                .withSources(new io.smallrye.config.EnvConfigSource(Map.of("idempotency.test.require.databases", "true"), 300))
+                .withSources(new io.smallrye.config.PropertiesConfigSource(Map.of("idempotency.store", "memory"), "test", 500))
+                .build();
+        try (WeldContainer c = org.jboss.weld.junit5.WeldInitiator.createWeld()
+                .addExtension(new IdempotencyExtension(config)).addBeanClasses(ClassLevel.class).initialize()) {
+            assertThat(c.select(ClassLevel.class).get().fine("k")).isEqualTo("x");
+        }
+    }
+
+    @Test
     void aGoodBeanDeploys() {
         try (WeldContainer c = IdempotencyWeld.weld(Map.of("idempotency.store", "memory"), ClassLevel.class).initialize()) {
             assertThat(c.select(ClassLevel.class).get().fine("k")).isEqualTo("x");
