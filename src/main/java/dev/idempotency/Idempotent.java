@@ -100,6 +100,14 @@ public @interface Idempotent {
     String lease() default "";
 
     /**
+     * Message listeners only ({@code onMessage(jakarta.jms.Message)}): the string property of the message
+     * that carries the key, a business id that survives a re-publish. Empty (the default) means the JMS
+     * message id, which only a redelivery keeps.
+     */
+    @Nonbinding
+    String messageProperty() default "";
+
+    /**
      * HTTP only: the request header that carries the key. Empty means {@code idempotency.header}
      * ({@code Idempotency-Key}).
      */

@@ -56,11 +56,12 @@ public class IdempotentInterceptor {
         }
         Object[] args = ctx.getParameters();
         boolean jms = m.keySource() == KeySource.JMS_MESSAGE;
-        String key = keyOf(m, jms ? JmsMessages.key(args[0]) : args[m.keyIndex()]);
+        String key = keyOf(m, jms ? JmsMessages.key(args[0], m.messageProperty()) : args[m.keyIndex()]);
         if (key == null) {
             if (m.required()) {
                 throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe()
-                        + (jms ? ": the message has no JMS message id" : ": its @IdempotencyKey parameter is null or blank"));
+                        + (jms ? ": the message has no " + (m.messageProperty() == null ? "JMS message id" : "property " + m.messageProperty())
+                        : ": its @IdempotencyKey parameter is null or blank"));
             }
             return ctx.proceed();
         }

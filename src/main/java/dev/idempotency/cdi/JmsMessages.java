@@ -10,17 +10,18 @@ import jakarta.jms.TextMessage;
 
 /**
  * The key and fingerprint of a JMS message (SPEC I1 for a message-driven bean's {@code onMessage}): the key
- * is the JMS message id, which a redelivery keeps; the fingerprint is the message type and body (text or
- * bytes). Loaded only for such methods, so that no JMS class is needed elsewhere.
+ * is the JMS message id, which a redelivery keeps, or a configured string property (a business id, which a
+ * re-publish keeps too); the fingerprint is the message type and body (text or bytes). Loaded only for such
+ * methods, so that no JMS class is needed elsewhere.
  */
 final class JmsMessages {
 
     private JmsMessages() {
     }
 
-    static String key(Object message) {
+    static String key(Object message, String property) {
         try {
-            return ((Message) message).getJMSMessageID();
+            return property == null ? ((Message) message).getJMSMessageID() : ((Message) message).getStringProperty(property);
         } catch (JMSException e) {
             throw new IdempotencyException("Could not read the JMS message id", e);
         }

@@ -23,6 +23,7 @@ import java.util.List;
  * @param async            whether the method returns a {@code CompletionStage}
  * @param voidResult       whether there is no value to store
  * @param http             the HTTP settings (used when the method is a JAX-RS resource method)
+ * @param messageProperty  the JMS message property with the key, or {@code null} for the JMS message id
  */
 public record MethodSettings(
         Method method,
@@ -37,7 +38,8 @@ public record MethodSettings(
         Type valueType,
         boolean async,
         boolean voidResult,
-        HttpOptions http) {
+        HttpOptions http,
+        String messageProperty) {
 
     /** Whether the outcome of this exception is kept ({@code FAILED}) rather than released. */
     public boolean keeps(Throwable t) {

@@ -33,7 +33,7 @@ public final class MethodSettingsResolver {
 
     /** The members that configuration may override. */
     public static final Set<String> MEMBERS = Set.of("enabled", "namespace", "required", "keepOn", "releaseOn",
-            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen");
+            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen", "messageProperty");
 
     private static final String SEGMENT = "Idempotent/";
 
@@ -146,6 +146,18 @@ public final class MethodSettingsResolver {
         boolean failOpen = lookup.get("failOpen", annotation.failOpen() ? "true" : null,
                 v -> ConfigValues.bool(lookup.keyOf("failOpen"), v), global.failOpen());
 
+        String messageProperty = lookup.get("messageProperty", blankToNull(annotation.messageProperty()), v -> {
+            String p = v.strip();
+            if (p.isEmpty() || !Character.isJavaIdentifierStart(p.charAt(0)) || !p.chars().allMatch(Character::isJavaIdentifierPart)) {
+                throw new IllegalArgumentException(lookup.keyOf("messageProperty") + "=" + v + " is not a JMS property name");
+            }
+            return p;
+        }, null);
+        if (messageProperty != null && keySource != KeySource.JMS_MESSAGE && keySource != null) {
+            errors.add("@Idempotent method " + where + " names a messageProperty but is not onMessage(jakarta.jms.Message); "
+                    + "remove messageProperty");
+        }
+
         // What is stored (I2, I4)
         Type returnType = method.getGenericReturnType();
         boolean async = CompletionStage.class.isAssignableFrom(method.getReturnType());
@@ -183,7 +195,7 @@ public final class MethodSettingsResolver {
         }
         return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keepOn, releaseOn,
                 new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout), valueType, async, voidResult,
-                new HttpOptions(header, keepStatus, maxResponseSize, failOpen)));
+                new HttpOptions(header, keepStatus, maxResponseSize, failOpen), messageProperty));
     }
 
     /** {@code <fqcn>#<method>(<simple parameter types>)}, shortened with a hash when over 200 characters. */

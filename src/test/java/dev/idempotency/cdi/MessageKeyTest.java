@@ -31,10 +31,29 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class MessageKeyTest {
 
     @WeldSetup
-    WeldInitiator weld = IdempotencyWeld.memory(Map.of(), SmsListener.class);
+    WeldInitiator weld = IdempotencyWeld.memory(Map.of(), SmsListener.class, OrderListener.class);
 
     @Inject
     SmsListener listener;
+
+    @Inject
+    OrderListener orders;
+
+    /** Keyed by a business id in a message property, which survives a re-publish (a new JMS message id). */
+    @ApplicationScoped
+    public static class OrderListener implements MessageListener {
+        final AtomicInteger handled = new AtomicInteger();
+
+        @Idempotent(messageProperty = "orderId")
+        @Override
+        public void onMessage(Message message) {
+            handled.incrementAndGet();
+        }
+
+        public int handled() {
+            return handled.get();
+        }
+    }
 
     @ApplicationScoped
     public static class SmsListener implements MessageListener {
@@ -52,10 +71,15 @@ class MessageKeyTest {
     }
 
     static TextMessage message(String id, String text) {
+        return message(id, text, Map.of());
+    }
+
+    static TextMessage message(String id, String text, Map<String, String> properties) {
         return (TextMessage) Proxy.newProxyInstance(MessageKeyTest.class.getClassLoader(), new Class<?>[] {TextMessage.class},
                 (proxy, method, args) -> switch (method.getName()) {
                     case "getJMSMessageID" -> id;
                     case "getText" -> text;
+                    case "getStringProperty" -> properties.get((String) args[0]);
                     case "hashCode" -> System.identityHashCode(proxy);
                     case "equals" -> proxy == args[0];
                     case "toString" -> "TextMessage " + id;
@@ -69,6 +93,17 @@ class MessageKeyTest {
         listener.onMessage(message("ID:1", "send SMS to +4470000"));
         listener.onMessage(message("ID:2", "send SMS to +4470000"));
         assertThat(listener.sent()).isEqualTo(2);
+    }
+
+    @Test
+    void aBusinessIdPropertySurvivesARepublish() {
+        orders.onMessage(message("ID:10", "order 42 placed", Map.of("orderId", "42")));
+        orders.onMessage(message("ID:11", "order 42 placed", Map.of("orderId", "42")));
+        orders.onMessage(message("ID:12", "order 43 placed", Map.of("orderId", "43")));
+        assertThat(orders.handled()).isEqualTo(2);
+        assertThatThrownBy(() -> orders.onMessage(message("ID:13", "no id")))
+                .isInstanceOf(dev.idempotency.IdempotencyKeyMissingException.class)
+                .hasMessageContaining("property orderId");
     }
 
     @Test
