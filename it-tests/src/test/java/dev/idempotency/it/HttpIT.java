@@ -1,5 +1,7 @@
 package dev.idempotency.it;
 
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +16,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** SPEC section 3 in the server, through the example's {@code POST /api/payments}. */
 class HttpIT extends ServerIT {
+
+    @Deployment(testable = false)
+    static WebArchive deployment() {
+        return exampleWithTestBeans();
+    }
 
     static final String PAYMENT = "{\"amount\":1000,\"currency\":\"EUR\",\"reference\":\"order-1\"}";
 

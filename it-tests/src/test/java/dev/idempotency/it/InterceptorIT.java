@@ -1,5 +1,7 @@
 package dev.idempotency.it;
 
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -10,6 +12,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** SPEC section 4 and rule 2 in the server: a CDI bean, a stateless EJB, JTA, configuration, defaults. */
 class InterceptorIT extends ServerIT {
+
+    @Deployment(testable = false)
+    static WebArchive deployment() {
+        return exampleWithTestBeans();
+    }
 
     static String id() {
         return UUID.randomUUID().toString();

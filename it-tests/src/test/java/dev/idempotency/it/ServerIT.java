@@ -5,7 +5,6 @@ import dev.idempotency.example.ItLedger;
 import dev.idempotency.example.ItResource;
 import dev.idempotency.example.ItTransfers;
 
-import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
@@ -25,19 +24,30 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Base of the in-server tests: the deployment is the payments example's WAR, as built, plus the test beans
- * and a {@code microprofile-config.properties}. The tests are clients over HTTP, the same on every server.
+ * Base of the in-server tests: the deployment is the payments example's WAR, as built, plus test beans. The
+ * tests are clients over HTTP, the same on every server.
  */
 @ExtendWith(ArquillianExtension.class)
 abstract class ServerIT {
 
     static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
 
-    @Deployment(testable = false)
-    static WebArchive deployment() {
+    /** The example's WAR, as built, with the test beans and a microprofile-config.properties. */
+    static WebArchive exampleWithTestBeans() {
         return ShrinkWrap.createFromZipFile(WebArchive.class, new File(System.getProperty("example.war")))
                 .addClasses(ItLedger.class, ItTransfers.class, ItConfigured.class, ItResource.class, ItResource.Counts.class)
                 .addAsResource("it-microprofile-config.properties", "META-INF/microprofile-config.properties");
+    }
+
+    /** Waits, bounded, until the condition holds (messages are consumed asynchronously). */
+    static void await(String what, java.util.concurrent.Callable<Boolean> condition) throws Exception {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        while (!condition.call()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("Timed out waiting until " + what);
+            }
+            Thread.sleep(100);
+        }
     }
 
     @ArquillianResource
