@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 @JMSDestinationDefinitions({
         @JMSDestinationDefinition(name = MsgResource.SMS_QUEUE, interfaceName = "jakarta.jms.Queue", destinationName = "itSms"),
         @JMSDestinationDefinition(name = MsgResource.LEDGER_QUEUE, interfaceName = "jakarta.jms.Queue", destinationName = "itLedger"),
+        @JMSDestinationDefinition(name = MsgResource.POISON_QUEUE, interfaceName = "jakarta.jms.Queue", destinationName = "itPoison"),
         @JMSDestinationDefinition(name = MsgResource.NOTIFICATIONS_TOPIC, interfaceName = "jakarta.jms.Topic",
                 destinationName = "itNotifications")})
 @Path("/it/messaging")
@@ -37,6 +38,7 @@ public class MsgResource {
     static final String SMS_QUEUE = "java:global/jms/itSms";
     static final String LEDGER_QUEUE = "java:global/jms/itLedger";
     static final String NOTIFICATIONS_TOPIC = "java:global/jms/itNotifications";
+    static final String POISON_QUEUE = "java:global/jms/itPoison";
 
     @Inject
     JMSContext jms;
@@ -50,11 +52,14 @@ public class MsgResource {
     @Resource(lookup = NOTIFICATIONS_TOPIC)
     Topic notifications;
 
+    @Resource(lookup = POISON_QUEUE)
+    Queue poison;
+
     @PersistenceContext
     EntityManager em;
 
     public record Counts(int smsRuns, int smsSent, int followUpsPublished, Map<String, Integer> ledgerRuns,
-                         Map<String, Integer> providerA, Map<String, Integer> providerB) {
+                         Map<String, Integer> providerA, Map<String, Integer> providerB, Map<String, Integer> poisonRuns) {
     }
 
     @POST
@@ -87,11 +92,27 @@ public class MsgResource {
         return "\"sent\"";
     }
 
+    @POST
+    @Path("orders/{orderId}")
+    public String order(@PathParam("orderId") String orderId, @QueryParam("poison") boolean poisonous) {
+        jms.createProducer().setProperty("orderId", orderId).setProperty("poison", poisonous).send(poison, "order " + orderId);
+        return "\"sent\"";
+    }
+
+    /** The status of a key's record. */
+    @GET
+    @Path("status")
+    public String status(@QueryParam("key") String key) {
+        List<?> rows = em.createNativeQuery("select status from idempotency_record where idem_key = ?1").setParameter(1, key).getResultList();
+        return "\"" + (rows.isEmpty() ? "" : rows.get(0)) + "\"";
+    }
+
     @GET
     @Path("counts")
     public Counts counts() {
         return new Counts(MsgSmsConsumer.RUNS.get(), MsgSmsGateway.SENT.get(), MsgFollowUps.PUBLISHED.get(),
-                snapshot(MsgLedgerConsumer.RUNS), snapshot(MsgProviderA.HANDLED), snapshot(MsgProviderB.HANDLED));
+                snapshot(MsgLedgerConsumer.RUNS), snapshot(MsgProviderA.HANDLED), snapshot(MsgProviderB.HANDLED),
+                snapshot(MsgPoisonConsumer.RUNS));
     }
 
     /** How many rows the ledger has for an entry, and the attempts on the entry's record. */

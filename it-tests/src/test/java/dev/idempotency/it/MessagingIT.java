@@ -2,6 +2,7 @@ package dev.idempotency.it;
 
 import dev.idempotency.example.MsgFollowUps;
 import dev.idempotency.example.MsgLedgerConsumer;
+import dev.idempotency.example.MsgPoisonConsumer;
 import dev.idempotency.example.MsgProviderA;
 import dev.idempotency.example.MsgProviderB;
 import dev.idempotency.example.MsgResource;
@@ -28,7 +29,8 @@ class MessagingIT extends ServerIT {
     @Deployment(testable = false)
     static WebArchive deployment() {
         return exampleWithTestBeans().addClasses(MsgResource.class, MsgResource.Counts.class, MsgSmsGateway.class,
-                MsgFollowUps.class, MsgSmsConsumer.class, MsgLedgerConsumer.class, MsgProviderA.class, MsgProviderB.class);
+                MsgFollowUps.class, MsgSmsConsumer.class, MsgLedgerConsumer.class, MsgProviderA.class, MsgProviderB.class,
+                MsgPoisonConsumer.class, MsgPoisonConsumer.UnprocessableOrderException.class);
     }
 
     String counts() throws Exception {
@@ -93,5 +95,17 @@ class MessagingIT extends ServerIT {
         String c = counts();
         assertThat(keyed(c, "providerA", n)).as(c + send(request("api/it/messaging/records?key=" + n)).body()).isEqualTo(1);
         assertThat(keyed(c, "providerB", n)).isEqualTo(1);
+    }
+
+    @Test
+    @DisplayName("A kept failure (keepOn) is stored as FAILED and rethrown to every redelivery: the body ran once")
+    void keptFailure() throws Exception {
+        String order = "O-" + UUID.randomUUID();
+        String marker = "M-" + UUID.randomUUID();
+        send(postJson("api/it/messaging/orders/" + order + "?poison=true", null, ""));
+        send(postJson("api/it/messaging/orders/" + marker, null, ""));   // one session: after the poison's redeliveries
+        await("the marker is consumed", () -> keyed(counts(), "poisonRuns", marker) == 1);
+        assertThat(keyed(counts(), "poisonRuns", order)).isEqualTo(1);
+        assertThat(send(request("api/it/messaging/status?key=" + order)).body()).isEqualTo("\"FAILED\"");
     }
 }
