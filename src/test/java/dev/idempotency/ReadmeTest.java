@@ -73,6 +73,13 @@ class ReadmeTest {
         expected.put("idempotency.replay-headers", d.replayHeaders().equals(GlobalSettings.DEFAULT_REPLAY_HEADERS) ? "none" : "?");
         expected.put("idempotency.max-response-size", "`" + d.maxResponseSize() + "`");
         expected.put("idempotency.fail-open", "`" + d.failOpen() + "`");
+        expected.put("idempotency.cache.mode", "`" + d.cacheMode() + "`");
+        expected.put("idempotency.cache.max-entries", "`" + d.cacheMaxEntries() + "`");
+        expected.put("idempotency.cache.cluster-name", "`" + d.clusterName() + "`");
+        expected.put("idempotency.cache.jgroups-stack", d.jgroupsStack().isEmpty() ? "none" : "?");
+        expected.put("idempotency.cache.bind-address", "`" + d.bindAddress() + "`");
+        expected.put("idempotency.cache.bind-port", "`" + d.bindPort() + "`");
+        expected.put("idempotency.cache.initial-hosts", "`" + d.initialHosts() + "`");
         Map<String, String> rows = configRows();
         rows.remove("idempotency.jpa.*");
         assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);

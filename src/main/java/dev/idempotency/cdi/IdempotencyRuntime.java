@@ -2,12 +2,14 @@ package dev.idempotency.cdi;
 
 import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.config.GlobalSettings;
-import dev.idempotency.core.CompletionSignals;
+import dev.idempotency.cache.CacheManagers;
+import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.core.TransactionBridge;
 import dev.idempotency.spi.ForIdempotency;
 import dev.idempotency.spi.IdempotencyStore;
+import dev.idempotency.spi.RecordCache;
 import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
 import dev.idempotency.store.jpa.JpaIdempotencyStore;
 import dev.idempotency.store.jpa.JpaSchema;
@@ -23,9 +25,13 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Default;
 import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.util.TypeLiteral;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.Persistence;
+
+import org.infinispan.Cache;
+import org.infinispan.manager.EmbeddedCacheManager;
 
 import javax.naming.InitialContext;
 import javax.naming.NamingException;
@@ -61,6 +67,8 @@ public class IdempotencyRuntime {
 
     private volatile IdempotencyEngine engine;
     private volatile Instance<Principal> principal;
+    private InfinispanRecordCache recordCache;
+    private EmbeddedCacheManager ownCacheManager;
     private JsonCodec codec;
     private EntityManagerFactory ownEmf;
     private ScheduledExecutorService ownScheduler;
@@ -146,11 +154,38 @@ public class IdempotencyRuntime {
         if (clock == null) {
             clock = Clock.systemUTC();
         }
-        CompletionSignals signals = new LocalCompletionSignals();
+        LocalCompletionSignals signals = new LocalCompletionSignals();
+        recordCache = createCache(s, clock, signals);
         engine = new IdempotencyEngine(store, clock, s.nodeId(), bridge, signals, executor,
-                s.lockTimeout().plusSeconds(5));
+                s.lockTimeout().plusSeconds(5), recordCache == null ? RecordCache.NONE : recordCache);
         schedulePurge(s);
-        LOG.log(Level.INFO, "Idempotency started on node {0} with {1}", new Object[] {s.nodeId(), store.getClass().getSimpleName()});
+        LOG.log(Level.INFO, "Idempotency started on node {0} with {1} and {2}", new Object[] {s.nodeId(),
+                store.getClass().getSimpleName(), recordCache == null ? "no cache" : "an Infinispan cache ("
+                + (recordCache.cache().getCacheManager().getCacheManagerConfiguration().isClustered() ? "clustered" : "local") + ")"});
+    }
+
+    /** The application's cache or cache manager (qualified {@code @ForIdempotency}), else one of our own. */
+    private InfinispanRecordCache createCache(GlobalSettings s, Clock clock, LocalCompletionSignals signals) {
+        Instance<Cache<String, byte[]>> own = beans.select(new TypeLiteral<Cache<String, byte[]>>() { }, ForIdempotency.Literal.INSTANCE);
+        if (own.isResolvable()) {
+            return new InfinispanRecordCache(own.get(), clock, signals);
+        }
+        EmbeddedCacheManager manager = qualified(EmbeddedCacheManager.class);
+        if (manager == null) {
+            if (s.cacheMode().equals("none")) {
+                return null;
+            }
+            manager = ownCacheManager = CacheManagers.start(s.cacheMode().equals("cluster"), s.clusterName(), s.nodeId(),
+                    s.jgroupsStack().isEmpty() ? null : s.jgroupsStack(), s.bindAddress(), s.bindPort(), s.initialHosts(),
+                    s.cacheMaxEntries());
+        }
+        return new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries()), clock, signals);
+    }
+
+    /** The cache in front of the store, or {@code null} when there is none. */
+    public InfinispanRecordCache recordCache() {
+        engine();
+        return recordCache;
     }
 
     private IdempotencyStore createStore(GlobalSettings s, TransactionSynchronizationRegistryHolder tsr) {
@@ -240,6 +275,12 @@ public class IdempotencyRuntime {
         }
         if (ownExecutor != null) {
             ownExecutor.shutdown();
+        }
+        if (recordCache != null) {
+            recordCache.close();
+        }
+        if (ownCacheManager != null) {
+            ownCacheManager.stop();
         }
         if (ownEmf != null && ownEmf.isOpen()) {
             ownEmf.close();

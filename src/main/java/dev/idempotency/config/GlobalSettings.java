@@ -40,6 +40,13 @@ public record GlobalSettings(
         Set<String> replayHeaders,
         long maxResponseSize,
         boolean failOpen,
+        String cacheMode,
+        long cacheMaxEntries,
+        String clusterName,
+        String jgroupsStack,
+        String bindAddress,
+        int bindPort,
+        String initialHosts,
         Map<String, String> jpaProperties) {
 
     public static final String PREFIX = "idempotency.";
@@ -70,7 +77,14 @@ public record GlobalSettings(
             "idempotency.keep-status",
             "idempotency.replay-headers",
             "idempotency.max-response-size",
-            "idempotency.fail-open");
+            "idempotency.fail-open",
+            "idempotency.cache.mode",
+            "idempotency.cache.max-entries",
+            "idempotency.cache.cluster-name",
+            "idempotency.cache.jgroups-stack",
+            "idempotency.cache.bind-address",
+            "idempotency.cache.bind-port",
+            "idempotency.cache.initial-hosts");
 
     /** Response headers a replay carries (SPEC H10), before {@code idempotency.replay-headers}. */
     public static final Set<String> DEFAULT_REPLAY_HEADERS = Set.of("content-type", "content-location", "location",
@@ -125,6 +139,19 @@ public record GlobalSettings(
                 r.get("idempotency.replay-headers", "", GlobalSettings::replayHeaders),
                 r.get("idempotency.max-response-size", "1048576", v -> (long) ConfigValues.integer("idempotency.max-response-size", v, 0, 16_777_216)),
                 r.get("idempotency.fail-open", "false", v -> ConfigValues.bool("idempotency.fail-open", v)),
+                r.get("idempotency.cache.mode", "local", v -> ConfigValues.oneOf("idempotency.cache.mode", v, "local", "cluster", "none")),
+                r.get("idempotency.cache.max-entries", "100000",
+                        v -> (long) ConfigValues.integer("idempotency.cache.max-entries", v, 1, Integer.MAX_VALUE)),
+                r.get("idempotency.cache.cluster-name", "idempotency", String::strip),
+                r.get("idempotency.cache.jgroups-stack", "", String::strip),
+                r.get("idempotency.cache.bind-address", "127.0.0.1", String::strip),
+                r.get("idempotency.cache.bind-port", "7800", v -> ConfigValues.integer("idempotency.cache.bind-port", v, 1, 65535)),
+                r.get("idempotency.cache.initial-hosts", "127.0.0.1[7800]", v -> {
+                    if (!v.strip().matches("[^\\[\\],\\s]+(\\[\\d{1,5}])?(\\s*,\\s*[^\\[\\],\\s]+(\\[\\d{1,5}])?)*")) {
+                        throw new IllegalArgumentException("idempotency.cache.initial-hosts=" + v + " must be host[port],host[port]");
+                    }
+                    return v.strip();
+                }),
                 Map.copyOf(jpa));
     }
 

@@ -10,6 +10,7 @@ import dev.idempotency.spi.ClaimRequest;
 import dev.idempotency.spi.Completion;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.IdempotencyStore;
+import dev.idempotency.spi.RecordCache;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.spi.Ticket;
@@ -51,6 +52,7 @@ public final class IdempotencyEngine {
     private final CompletionSignals signals;
     private final Executor afterCompletionExecutor;
     private final Duration afterCompletionTimeout;
+    private final RecordCache cache;
 
     /**
      * @param store                   the records
@@ -65,6 +67,18 @@ public final class IdempotencyEngine {
     public IdempotencyEngine(IdempotencyStore store, Clock clock, String nodeId, TransactionBridge transactions,
                              CompletionSignals signals, Executor afterCompletionExecutor,
                              Duration afterCompletionTimeout) {
+        this(store, clock, nodeId, transactions, signals, afterCompletionExecutor, afterCompletionTimeout, RecordCache.NONE);
+    }
+
+    /**
+     * As above, with a cache of finished records in front of the store.
+     *
+     * @param cache answers duplicates of finished keys without the store; {@link RecordCache#NONE} for none
+     */
+    public IdempotencyEngine(IdempotencyStore store, Clock clock, String nodeId, TransactionBridge transactions,
+                             CompletionSignals signals, Executor afterCompletionExecutor,
+                             Duration afterCompletionTimeout, RecordCache cache) {
+        this.cache = Objects.requireNonNull(cache, "cache");
         this.store = Objects.requireNonNull(store, "store");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.nodeId = Objects.requireNonNull(nodeId, "nodeId");
@@ -106,6 +120,10 @@ public final class IdempotencyEngine {
      * @throws IdempotencyStoreException       the store failed: nothing was claimed, do not run
      */
     public Decision begin(ScopedKey key, String fingerprint, String requestType, Policy policy) {
+        IdempotencyRecord cached = cache.get(key).orElse(null);
+        if (cached != null && cached.isFinished() && !cached.isExpired(clock.instant())) {
+            return finished(key, cached, fingerprint);
+        }
         long deadline = System.nanoTime() + policy.waitTimeout().toNanos();
         while (true) {
             CompletionSignals.Subscription subscription = policy.waitForResult() ? signals.subscribe(key) : null;
@@ -124,14 +142,12 @@ public final class IdempotencyEngine {
                     return new Decision.Proceed(ticket);
                 }
                 IdempotencyRecord record = ((Claim.Existing) claim).record();
-                if (!record.fingerprint().equals(fingerprint)) {
-                    LOG.log(Level.FINE, "Rejected {0}: reused for another request", key);
-                    throw new IdempotencyKeyReusedException("The " + key
-                            + " was already used for a different request; use a new key for a new request");
-                }
                 if (record.isFinished()) {
-                    LOG.log(Level.FINE, "Replaying {0} ({1})", new Object[] {key, record.status()});
-                    return new Decision.Replay(record);
+                    cache.put(record); // a node that joined late, or a cache that was flushed, learns it here
+                    return finished(key, record, fingerprint);
+                }
+                if (!record.fingerprint().equals(fingerprint)) {
+                    throw reused(key);
                 }
                 Duration leaseLeft = Duration.between(now, record.leaseUntil());
                 long waitLeft = deadline - System.nanoTime();
@@ -152,6 +168,20 @@ public final class IdempotencyEngine {
         }
     }
 
+    private static Decision finished(ScopedKey key, IdempotencyRecord record, String fingerprint) {
+        if (!record.fingerprint().equals(fingerprint)) {
+            throw reused(key);
+        }
+        LOG.log(Level.FINE, "Replaying {0} ({1})", new Object[] {key, record.status()});
+        return new Decision.Replay(record);
+    }
+
+    private static IdempotencyKeyReusedException reused(ScopedKey key) {
+        LOG.log(Level.FINE, "Rejected {0}: reused for another request", key);
+        return new IdempotencyKeyReusedException("The " + key
+                + " was already used for a different request; use a new key for a new request");
+    }
+
     /**
      * Stores the operation's response and finishes the record ({@code COMPLETED}). Inside an active
      * transaction the write joins it, and a rollback releases the key afterwards.
@@ -160,9 +190,10 @@ public final class IdempotencyEngine {
      *                                       rollback
      */
     public void complete(Ticket ticket, byte[] response) {
+        Instant now = clock.instant();
         if (!transactions.isActive()) {
-            finish(ticket, new Completion(RecordStatus.COMPLETED, response, clock.instant(), false), false);
-            signals.signal(ticket.scopedKey());
+            finish(ticket, new Completion(RecordStatus.COMPLETED, response, now, false), false);
+            finished(ticket.finished(RecordStatus.COMPLETED, response, now));
             LOG.log(Level.FINE, "Completed {0}", ticket.scopedKey());
             return;
         }
@@ -175,12 +206,12 @@ public final class IdempotencyEngine {
         // Registered before the write, so that a rollback after it (or of it) always releases the key.
         transactions.afterCompletion(committed -> {
             if (committed) {
-                signals.signal(ticket.scopedKey());
+                finished(ticket.finished(RecordStatus.COMPLETED, response, now));
             } else {
                 releaseAfterRollback(ticket);
             }
         });
-        finish(ticket, new Completion(RecordStatus.COMPLETED, response, clock.instant(), true), true);
+        finish(ticket, new Completion(RecordStatus.COMPLETED, response, now, true), true);
         LOG.log(Level.FINE, "Completed {0} with the transaction", ticket.scopedKey());
     }
 
@@ -189,8 +220,9 @@ public final class IdempotencyEngine {
      * transaction of its own: the failure is the outcome, whatever becomes of the caller's transaction.
      */
     public void fail(Ticket ticket, byte[] failure) {
-        finish(ticket, new Completion(RecordStatus.FAILED, failure, clock.instant(), false), false);
-        signals.signal(ticket.scopedKey());
+        Instant now = clock.instant();
+        finish(ticket, new Completion(RecordStatus.FAILED, failure, now, false), false);
+        finished(ticket.finished(RecordStatus.FAILED, failure, now));
         LOG.log(Level.FINE, "Kept the failure of {0}", ticket.scopedKey());
     }
 
@@ -203,7 +235,26 @@ public final class IdempotencyEngine {
             // The lease will expire and the key will be taken over: nothing is lost but time.
             LOG.log(Level.WARNING, "Could not release " + ticket.scopedKey() + "; it frees itself when its lease ends", e);
         } finally {
+            evictQuietly(ticket.scopedKey());
             signals.signal(ticket.scopedKey());
+        }
+    }
+
+    /** A finished record, committed: into the cache (on every node), and its waiters woken. */
+    private void finished(IdempotencyRecord record) {
+        try {
+            cache.put(record);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not cache the finished " + record.scopedKey() + "; duplicates will ask the store", e);
+        }
+        signals.signal(record.scopedKey());
+    }
+
+    private void evictQuietly(ScopedKey key) {
+        try {
+            cache.evict(key);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not evict " + key + " from the cache", e);
         }
     }
 

@@ -10,10 +10,11 @@ import java.util.concurrent.TimeUnit;
 /** Wakes waiters in this JVM. A subscription is a latch; a signal opens every latch of the key. */
 public final class LocalCompletionSignals implements CompletionSignals {
 
-    private final ConcurrentHashMap<ScopedKey, Generation> generations = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Generation> generations = new ConcurrentHashMap<>();
 
     @Override
-    public Subscription subscribe(ScopedKey key) {
+    public Subscription subscribe(ScopedKey scopedKey) {
+        String key = scopedKey.id();
         Generation generation = generations.compute(key, (k, g) -> {
             Generation current = g == null ? new Generation() : g;
             current.subscribers++;
@@ -39,7 +40,12 @@ public final class LocalCompletionSignals implements CompletionSignals {
 
     @Override
     public void signal(ScopedKey key) {
-        Generation generation = generations.remove(key);
+        signal(key.id());
+    }
+
+    /** Wakes the waiters of the record with this id (as a cluster event names it). */
+    public void signal(String recordId) {
+        Generation generation = generations.remove(recordId);
         if (generation != null) {
             generation.latch.countDown();
         }

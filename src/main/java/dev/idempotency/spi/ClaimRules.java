@@ -52,6 +52,7 @@ public final class ClaimRules {
     /** The ticket for a record just claimed. */
     public static Ticket ticket(IdempotencyRecord claimed, boolean takeover) {
         return new Ticket(claimed.scopedKey(), claimed.owner(), claimed.version(), claimed.leaseUntil(),
-                claimed.expiresAt(), claimed.attempts(), takeover);
+                claimed.expiresAt(), claimed.attempts(), takeover, claimed.fingerprint(), claimed.requestType(),
+                claimed.firstSeen());
     }
 }

@@ -13,7 +13,16 @@ import java.time.Instant;
  * @param expiresAt  when the record will expire
  * @param attempts   the attempt number of this claim (1 for the first)
  * @param takeover   whether the claim took over an expired lease of another holder
+ * @param fingerprint the claimed request's fingerprint
+ * @param requestType the request type, or {@code null}
+ * @param firstSeen  when the key was first claimed
  */
 public record Ticket(ScopedKey scopedKey, String owner, long version, Instant leaseUntil, Instant expiresAt,
-                     int attempts, boolean takeover) {
+                     int attempts, boolean takeover, String fingerprint, String requestType, Instant firstSeen) {
+
+    /** The record as it is once this claim finished with the given outcome. */
+    public IdempotencyRecord finished(RecordStatus status, byte[] response, Instant now) {
+        return new IdempotencyRecord(scopedKey, status, fingerprint, response, requestType, attempts, firstSeen, now, now,
+                expiresAt, null, owner, version);
+    }
 }

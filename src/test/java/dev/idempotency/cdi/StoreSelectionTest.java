@@ -86,7 +86,7 @@ class StoreSelectionTest {
             Greeter g = c.select(Greeter.class).get();
             g.greet("k", "ada");
             g.greet("k", "ada");
-            assertThat(c.select(CountingStore.class).get().claims()).isEqualTo(2);
+            assertThat(c.select(CountingStore.class).get().claims()).as("the duplicate is answered by the cache in front").isEqualTo(1);
             assertThat(c.select(IdempotencyRuntime.class).get().engine().store()).isInstanceOf(CountingStore.class);
         }
     }

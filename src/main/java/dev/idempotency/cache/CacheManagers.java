@@ -1,0 +1,123 @@
+package dev.idempotency.cache;
+
+import org.infinispan.Cache;
+import org.infinispan.configuration.cache.CacheMode;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
+import org.infinispan.configuration.global.GlobalConfigurationBuilder;
+import org.infinispan.manager.DefaultCacheManager;
+import org.infinispan.manager.EmbeddedCacheManager;
+import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
+import org.jgroups.JChannel;
+import org.jgroups.protocols.FD_ALL3;
+import org.jgroups.protocols.FD_SOCK2;
+import org.jgroups.protocols.FRAG4;
+import org.jgroups.protocols.MERGE3;
+import org.jgroups.protocols.MFC;
+import org.jgroups.protocols.TCP;
+import org.jgroups.protocols.TCPPING;
+import org.jgroups.protocols.UFC;
+import org.jgroups.protocols.UNICAST3;
+import org.jgroups.protocols.VERIFY_SUSPECT2;
+import org.jgroups.protocols.pbcast.GMS;
+import org.jgroups.protocols.pbcast.NAKACK2;
+import org.jgroups.protocols.pbcast.STABLE;
+
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The library's own cache manager and its cache {@value #CACHE}: local when alone, replicated synchronously
+ * over JGroups when clustered. The default TCP stack is built in code (bind address and port, TCPPING
+ * initial hosts), so nothing is read from system properties; a JGroups XML file replaces it.
+ */
+public final class CacheManagers {
+
+    public static final String CACHE = "idempotency-records";
+
+    private CacheManagers() {
+    }
+
+    /**
+     * @param clustered    replicate across the nodes of a JGroups cluster
+     * @param clusterName  the cluster's name
+     * @param nodeName     this node's name in the cluster
+     * @param stackFile    a JGroups XML stack (file or class path resource), or {@code null} for the built-in TCP one
+     * @param bindAddress  the built-in stack's bind address
+     * @param bindPort     the built-in stack's first port (it tries ten)
+     * @param initialHosts the built-in stack's members to find, {@code host[port],host[port]}
+     * @param maxEntries   the most records held; the least recently used go first
+     */
+    public static EmbeddedCacheManager start(boolean clustered, String clusterName, String nodeName, String stackFile,
+                                             String bindAddress, int bindPort, String initialHosts, long maxEntries) {
+        GlobalConfigurationBuilder global = clustered
+                ? GlobalConfigurationBuilder.defaultClusteredBuilder()
+                : new GlobalConfigurationBuilder().nonClusteredDefault();
+        global.cacheManagerName("idempotency-" + nodeName).jmx().disable();
+        global.cacheContainer().statistics(false);
+        if (clustered) {
+            global.transport().clusterName(clusterName).nodeName(nodeName);
+            try {
+                JChannel channel = stackFile == null
+                        ? new JChannel(tcpStack(bindAddress, bindPort, initialHosts))
+                        : new JChannel(stackFile);
+                global.transport().transport(new JGroupsTransport(channel));
+            } catch (Exception e) {
+                throw new IllegalStateException("Could not build the JGroups channel: " + e.getMessage(), e);
+            }
+        }
+        DefaultCacheManager manager = new DefaultCacheManager(global.build(), false);
+        defineCache(manager, maxEntries);
+        manager.start();
+        return manager;
+    }
+
+    /** Defines the records cache on a manager (the library's or the application's) unless it exists. */
+    public static Cache<String, byte[]> defineCache(EmbeddedCacheManager manager, long maxEntries) {
+        if (manager.getCacheConfiguration(CACHE) == null) {
+            boolean clustered = manager.getCacheManagerConfiguration().isClustered();
+            ConfigurationBuilder c = new ConfigurationBuilder();
+            c.clustering().cacheMode(clustered ? CacheMode.REPL_SYNC : CacheMode.LOCAL);
+            c.memory().maxCount(maxEntries);
+            c.expiration().wakeUpInterval(60_000);
+            c.statistics().disable();
+            manager.defineConfiguration(CACHE, c.build());
+        }
+        return manager.getStatus().allowInvocations() ? manager.getCache(CACHE) : null;
+    }
+
+    static List<org.jgroups.stack.Protocol> tcpStack(String bindAddress, int bindPort, String initialHosts) throws Exception {
+        List<java.net.InetSocketAddress> hosts = new ArrayList<>();
+        for (String h : initialHosts.split(",")) {
+            String host = h.strip();
+            if (host.isEmpty()) {
+                continue;
+            }
+            int open = host.indexOf('[');
+            hosts.add(open < 0 ? new java.net.InetSocketAddress(host, bindPort)
+                    : new java.net.InetSocketAddress(host.substring(0, open), Integer.parseInt(host.substring(open + 1, host.indexOf(']')))));
+        }
+        TCP tcp = new TCP();
+        tcp.setBindAddress(InetAddress.getByName(bindAddress));
+        tcp.setBindPort(bindPort);
+        tcp.setPortRange(10);
+        TCPPING ping = new TCPPING();
+        ping.setInitialHosts(hosts);
+        ping.setPortRange(0);
+        List<org.jgroups.stack.Protocol> stack = new ArrayList<>();
+        stack.add(tcp);
+        stack.add(ping);
+        stack.add(new MERGE3());
+        stack.add(new FD_SOCK2());
+        stack.add(new FD_ALL3());
+        stack.add(new VERIFY_SUSPECT2());
+        stack.add(new NAKACK2().useMcastXmit(false));
+        stack.add(new UNICAST3());
+        stack.add(new STABLE());
+        stack.add(new GMS().setJoinTimeout(2000));
+        stack.add(new UFC());
+        stack.add(new MFC());
+        stack.add(new FRAG4());
+        return stack;
+    }
+}

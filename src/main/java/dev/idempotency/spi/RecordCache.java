@@ -1,0 +1,37 @@
+package dev.idempotency.spi;
+
+import java.util.Optional;
+
+/**
+ * A cache of finished records in front of the store, so that a duplicate of a finished key is answered
+ * without asking the store. It may only ever say "seen, and here is the finished record": a miss always goes
+ * to the store, which alone judges "new". Entries are put after the completion committed, are evicted on
+ * release, and never outlive their record ({@link IdempotencyRecord#expiresAt()}).
+ */
+public interface RecordCache {
+
+    /** No cache: every request asks the store. */
+    RecordCache NONE = new RecordCache() {
+        @Override
+        public Optional<IdempotencyRecord> get(ScopedKey key) {
+            return Optional.empty();
+        }
+
+        @Override
+        public void put(IdempotencyRecord finished) {
+        }
+
+        @Override
+        public void evict(ScopedKey key) {
+        }
+    };
+
+    /** The finished record of a key, if this cache holds it. */
+    Optional<IdempotencyRecord> get(ScopedKey key);
+
+    /** Holds a finished record until its expiry. */
+    void put(IdempotencyRecord finished);
+
+    /** Forgets a key (released, deleted). */
+    void evict(ScopedKey key);
+}
