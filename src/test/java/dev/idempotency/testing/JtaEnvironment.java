@@ -43,9 +43,16 @@ public final class JtaEnvironment implements AutoCloseable {
     });
 
     public JtaEnvironment(TestDatabase db) {
+        this(db, Map.of());
+    }
+
+    /** With extra JPA provider properties (for example Hibernate's statistics). */
+    public JtaEnvironment(TestDatabase db, Map<String, String> jpaProperties) {
         dataSource = dataSource(db, tm, tsr);
         JpaSchema.createIfMissing(dataSource);
-        emf = IdempotencyPersistenceUnit.create(dataSource, true, HIBERNATE_JTA);
+        Map<String, String> properties = new java.util.HashMap<>(HIBERNATE_JTA);
+        properties.putAll(jpaProperties);
+        emf = IdempotencyPersistenceUnit.create(dataSource, true, properties);
         store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm), detached),
                 Duration.ofSeconds(10));
     }
@@ -64,6 +71,11 @@ public final class JtaEnvironment implements AutoCloseable {
         } catch (SQLException e) {
             throw new AssertionError(e);
         }
+    }
+
+    /** SQL statements Hibernate prepared so far (with {@code hibernate.generate_statistics=true}). */
+    public long statements() {
+        return emf.unwrap(org.hibernate.SessionFactory.class).getStatistics().getPrepareStatementCount();
     }
 
     public JtaTransactionBridge bridge() {

@@ -1,0 +1,222 @@
+package dev.idempotency.cluster;
+
+import dev.idempotency.testing.TestDatabase;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * SPEC S4, rule 6 across nodes and rule 7 with a real crash: nodes in separate JVMs sharing the local
+ * PostgreSQL, each with its own Infinispan cache manager, in one JGroups TCP cluster on loopback.
+ */
+class ClusterTest {
+
+    static final String HOSTS = "127.0.0.1[7911],127.0.0.1[7912],127.0.0.1[7913]";
+    static final long LEASE_MILLIS = 3000;
+
+    final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    final List<Node> nodes = new ArrayList<>();
+
+    record Node(String name, Process process, URI base) {
+    }
+
+    @BeforeEach
+    void database() throws Exception {
+        TestDatabase.POSTGRES.assumeAvailable();
+        TestDatabase.POSTGRES.reset();
+        try (Connection c = TestDatabase.POSTGRES.connect(); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS cluster_effect");
+            s.execute("CREATE TABLE cluster_effect (idem_key VARCHAR(100) NOT NULL, node VARCHAR(100) NOT NULL)");
+        }
+    }
+
+    @AfterEach
+    void stopNodes() throws Exception {
+        for (Node n : nodes) {
+            n.process().destroyForcibly();
+            n.process().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    Node start(String name, int port) throws Exception {
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        ProcessBuilder pb = new ProcessBuilder(java.toString(), "-Xmx256m", "-Djava.net.preferIPv4Stack=true",
+                "-Dcom.arjuna.ats.arjuna.objectstore.objectStoreDir=target/narayana-" + name,
+                "-DObjectStoreEnvironmentBean.objectStoreDir=target/narayana-" + name,
+                "-Dcom.arjuna.ats.arjuna.nodeIdentifier=" + name,
+                "-Djava.util.logging.config.file=src/test/resources/logging.properties",
+                "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(),
+                name, String.valueOf(port), HOSTS, String.valueOf(LEASE_MILLIS));
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(ProcessBuilder.Redirect.PIPE);
+        Process p = pb.start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        StringBuilder log = new StringBuilder();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while ((line = out.readLine()) != null) {
+            log.append(line).append('\n');
+            if (line.startsWith("READY ")) {
+                Node n = new Node(name, p, URI.create("http://127.0.0.1:" + line.substring(6).strip() + "/"));
+                nodes.add(n);
+                Thread drain = new Thread(() -> out.lines().forEach(l -> { }), name + "-output");
+                drain.setDaemon(true);
+                drain.start();
+                return n;
+            }
+            if (System.nanoTime() > deadline) {
+                break;
+            }
+        }
+        p.destroyForcibly();
+        throw new AssertionError("node " + name + " did not start:\n" + log);
+    }
+
+    String get(Node n, String path) throws Exception {
+        return client.send(HttpRequest.newBuilder(n.base().resolve(path)).timeout(Duration.ofSeconds(120)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    CompletableFuture<String> getAsync(Node n, String path) {
+        return client.sendAsync(HttpRequest.newBuilder(n.base().resolve(path)).timeout(Duration.ofSeconds(120)).build(),
+                HttpResponse.BodyHandlers.ofString()).thenApply(HttpResponse::body);
+    }
+
+    long statements(Node n) throws Exception {
+        return Long.parseLong(get(n, "statements"));
+    }
+
+    void awaitMembers(int count) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        for (Node n : nodes) {
+            if (!n.process().isAlive()) {
+                continue;
+            }
+            while (!get(n, "members").equals(String.valueOf(count))) {
+                assertThat(System.nanoTime()).as(n.name() + " sees " + count + " members").isLessThan(deadline);
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    static long effects(String key) {
+        return TestDatabase.POSTGRES.count("select count(*) from cluster_effect where idem_key = '" + key + "'");
+    }
+
+    @Test
+    void twoNodesOneExecutionNoSqlForDuplicatesWakeUpsTakeOverAndALateJoiner() throws Exception {
+        Node one = start("node-1", 7911);
+        Node two = start("node-2", 7912);
+        awaitMembers(2);
+
+        // 64 racing duplicates spread over both nodes: one execution.
+        String raced = "raced-" + UUID.randomUUID();
+        List<CompletableFuture<String>> answers = new ArrayList<>();
+        for (int i = 0; i < 64; i++) {
+            answers.add(getAsync(i % 2 == 0 ? one : two, "run?key=" + raced));
+        }
+        int executed = 0;
+        for (CompletableFuture<String> a : answers) {
+            String answer = a.get(120, TimeUnit.SECONDS);
+            assertThat(answer).isIn("executed", "replayed", "conflict");
+            if (answer.equals("executed")) {
+                executed++;
+            }
+        }
+        assertThat(executed).isEqualTo(1);
+        assertThat(effects(raced)).isEqualTo(1);
+
+        // A duplicate of the finished key: no SQL, on either node.
+        for (Node n : List.of(one, two)) {
+            long before = statements(n);
+            assertThat(get(n, "run?key=" + raced)).isEqualTo("replayed");
+            assertThat(statements(n)).as(n.name() + " ran no SQL").isEqualTo(before);
+        }
+
+        // A waiter on node 2 is woken by the completion on node 1, without polling the database: the lease is
+        // two minutes, so only the wake-up can release it within the 30 s the test waits.
+        String awaited = "awaited-" + UUID.randomUUID();
+        CompletableFuture<String> holder = getAsync(one, "run?hold=true&lease=120000&key=" + awaited);
+        awaitClaimed(awaited);
+        long before = statements(two);
+        CompletableFuture<String> waiter = getAsync(two, "run?wait=true&lease=120000&key=" + awaited);
+        Thread.sleep(LEASE_MILLIS / 2); // an observation window (not synchronisation): a poller would query meanwhile
+        assertThat(waiter).isNotDone();
+        get(one, "release?key=" + awaited);
+        assertThat(holder.get(30, TimeUnit.SECONDS)).isEqualTo("executed");
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).isEqualTo("replayed");
+        assertThat(statements(two) - before).as("node 2's statements while waiting: its claim only").isLessThanOrEqualTo(2);
+
+        // Node 1 dies mid-operation: node 2 takes over after the lease; the operation completes once.
+        String crashed = "crashed-" + UUID.randomUUID();
+        getAsync(one, "run?hold=true&key=" + crashed);
+        awaitClaimed(crashed);
+        one.process().destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        assertThat(get(two, "run?key=" + crashed)).as("within the lease").isEqualTo("conflict");
+        String taken = get(two, "run?wait=true&key=" + crashed);
+        assertThat(taken).isEqualTo("took-over");
+        assertThat(effects(crashed)).as("the dead node's write never committed; node 2's did").isEqualTo(1);
+        assertThat(TestDatabase.POSTGRES.count("select count(*) from cluster_effect where idem_key = '" + crashed
+                + "' and node = 'node-2'")).isEqualTo(1);
+
+        // A node that joins later answers duplicates of keys finished before it joined, never as new.
+        Node three = start("node-3", 7913);
+        awaitMembers(2);
+        assertThat(get(three, "run?key=" + raced)).isEqualTo("replayed");
+        assertThat(get(three, "run?key=" + awaited)).isEqualTo("replayed");
+        assertThat(effects(raced)).isEqualTo(1);
+        assertThat(effects(awaited)).isEqualTo(1);
+    }
+
+    @Test
+    void flushingTheCacheMidRunNeverMakesAKeyRunTwice() throws Exception {
+        Node one = start("node-1", 7911);
+        Node two = start("node-2", 7912);
+        awaitMembers(2);
+        String key = "flushed-" + UUID.randomUUID();
+        List<CompletableFuture<String>> answers = new ArrayList<>();
+        for (int i = 0; i < 48; i++) {
+            answers.add(getAsync(i % 2 == 0 ? one : two, "run?key=" + key));
+            if (i % 8 == 0) {
+                answers.add(getAsync(i % 16 == 0 ? one : two, "flush").thenApply(s -> "replayed"));
+            }
+        }
+        for (CompletableFuture<String> a : answers) {
+            assertThat(a.get(120, TimeUnit.SECONDS)).isIn("executed", "replayed", "conflict");
+        }
+        get(one, "flush");
+        get(two, "flush");
+        assertThat(get(one, "run?key=" + key)).isEqualTo("replayed");
+        assertThat(get(two, "run?key=" + key)).isEqualTo("replayed");
+        assertThat(effects(key)).isEqualTo(1);
+    }
+
+    /** Until the key's record exists, claimed by some node (the claim commits before the operation runs). */
+    static void awaitClaimed(String key) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (TestDatabase.POSTGRES.count("select count(*) from idempotency_record where idem_key = '" + key + "'") == 0) {
+            assertThat(System.nanoTime()).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+}
