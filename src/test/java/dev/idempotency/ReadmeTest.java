@@ -80,6 +80,7 @@ class ReadmeTest {
         expected.put("idempotency.cache.bind-address", "`" + d.bindAddress() + "`");
         expected.put("idempotency.cache.bind-port", "`" + d.bindPort() + "`");
         expected.put("idempotency.cache.initial-hosts", "`" + d.initialHosts() + "`");
+        expected.put("idempotency.health.min-members", "`" + d.healthMinMembers() + "`");
         Map<String, String> rows = configRows();
         rows.remove("idempotency.jpa.*");
         assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);

@@ -61,6 +61,9 @@ public class IdempotencyExtension implements Extension {
         bbd.addAnnotatedType(IdempotentInterceptor.class, IdempotentInterceptor.class.getName())
                 .add(new PriorityLiteral(global.interceptorPriority()));
         bbd.addAnnotatedType(IdempotencyRuntime.class, IdempotencyRuntime.class.getName());
+        if (present("org.eclipse.microprofile.health.HealthCheck")) {
+            bbd.addAnnotatedType(IdempotencyReadinessCheck.class, IdempotencyReadinessCheck.class.getName());
+        }
         if (JtaSupport.isAvailable()) {
             bbd.addAnnotatedType(JtaSupport.RequiresNewBean.class, JtaSupport.RequiresNewBean.class.getName());
         }
@@ -136,6 +139,15 @@ public class IdempotencyExtension implements Extension {
         int mod = m.getModifiers();
         return Modifier.isPublic(mod) && !Modifier.isStatic(mod) && m.getDeclaringClass() != Object.class
                 && !m.isSynthetic() && !m.isBridge();
+    }
+
+    static boolean present(String className) {
+        try {
+            Class.forName(className, false, IdempotencyExtension.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
     }
 
     private static ClassLoader configClassLoader() {

@@ -2,6 +2,8 @@ package dev.idempotency.cdi;
 
 import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.events.IdempotencyEvent;
+import dev.idempotency.metrics.IdempotencyMetrics;
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.core.IdempotencyEngine;
@@ -25,6 +27,8 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Default;
 import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.Produces;
+import jakarta.enterprise.inject.spi.BeanManager;
 import jakarta.enterprise.util.TypeLiteral;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManagerFactory;
@@ -65,7 +69,11 @@ public class IdempotencyRuntime {
     @Any
     Instance<Object> beans;
 
+    @Inject
+    BeanManager beanManager;
+
     private volatile IdempotencyEngine engine;
+    private final IdempotencyMetrics metrics = new IdempotencyMetrics();
     private volatile Instance<Principal> principal;
     private InfinispanRecordCache recordCache;
     private EmbeddedCacheManager ownCacheManager;
@@ -123,6 +131,27 @@ public class IdempotencyRuntime {
         return "anonymous";
     }
 
+    /** The library's counters and timers, for the application to read. */
+    @Produces
+    IdempotencyMetrics metrics() {
+        return metrics;
+    }
+
+    /** MicroProfile Metrics, when the server provides it. */
+    private Observability.Publisher metricsPublisher() {
+        if (!IdempotencyExtension.present("org.eclipse.microprofile.metrics.MetricRegistry")) {
+            return null;
+        }
+        try {
+            Instance<org.eclipse.microprofile.metrics.MetricRegistry> registry = beans.select(
+                    org.eclipse.microprofile.metrics.MetricRegistry.class, Default.Literal.INSTANCE);
+            return registry.isResolvable() ? new MicroProfileMetricsPublisher(registry.get()) : null;
+        } catch (RuntimeException | LinkageError e) {
+            LOG.log(Level.FINE, "No MicroProfile Metrics", e);
+            return null;
+        }
+    }
+
     /** Purges expired records now, batch by batch; returns how many it deleted. */
     public int purgeNow() {
         IdempotencyEngine e = engine();
@@ -156,8 +185,10 @@ public class IdempotencyRuntime {
         }
         LocalCompletionSignals signals = new LocalCompletionSignals();
         recordCache = createCache(s, clock, signals);
-        engine = new IdempotencyEngine(store, clock, s.nodeId(), bridge, signals, executor,
+        IdempotencyEngine started = new IdempotencyEngine(store, clock, s.nodeId(), bridge, signals, executor,
                 s.lockTimeout().plusSeconds(5), recordCache == null ? RecordCache.NONE : recordCache);
+        started.observer(new Observability(metrics, metricsPublisher(), beanManager.getEvent().select(IdempotencyEvent.class), clock));
+        engine = started;
         schedulePurge(s);
         LOG.log(Level.INFO, "Idempotency started on node {0} with {1} and {2}", new Object[] {s.nodeId(),
                 store.getClass().getSimpleName(), recordCache == null ? "no cache" : "an Infinispan cache ("

@@ -59,6 +59,7 @@ public class IdempotentInterceptor {
         String key = keyOf(m, jms ? JmsMessages.key(args[0], m.messageProperty()) : args[m.keyIndex()]);
         if (key == null) {
             if (m.required()) {
+                runtime.engine().observer().keyRejected(m.namespace(), true);
                 throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe()
                         + (jms ? ": the message has no " + (m.messageProperty() == null ? "JMS message id" : "property " + m.messageProperty())
                         : ": its @IdempotencyKey parameter is null or blank"));
@@ -144,6 +145,7 @@ public class IdempotentInterceptor {
         }
         String problem = KeyRules.problem(key, runtime.settings().maxKeyLength());
         if (problem != null) {
+            runtime.engine().observer().keyRejected(m.namespace(), false);
             throw new IdempotencyKeyInvalidException("The idempotency key for " + m.describe() + " " + problem);
         }
         return key;

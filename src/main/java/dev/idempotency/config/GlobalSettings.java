@@ -47,6 +47,7 @@ public record GlobalSettings(
         String bindAddress,
         int bindPort,
         String initialHosts,
+        int healthMinMembers,
         Map<String, String> jpaProperties) {
 
     public static final String PREFIX = "idempotency.";
@@ -84,7 +85,8 @@ public record GlobalSettings(
             "idempotency.cache.jgroups-stack",
             "idempotency.cache.bind-address",
             "idempotency.cache.bind-port",
-            "idempotency.cache.initial-hosts");
+            "idempotency.cache.initial-hosts",
+            "idempotency.health.min-members");
 
     /** Response headers a replay carries (SPEC H10), before {@code idempotency.replay-headers}. */
     public static final Set<String> DEFAULT_REPLAY_HEADERS = Set.of("content-type", "content-location", "location",
@@ -152,6 +154,7 @@ public record GlobalSettings(
                     }
                     return v.strip();
                 }),
+                r.get("idempotency.health.min-members", "1", v -> ConfigValues.integer("idempotency.health.min-members", v, 1, 1000)),
                 Map.copyOf(jpa));
     }
 

@@ -53,6 +53,7 @@ public final class IdempotencyEngine {
     private final Executor afterCompletionExecutor;
     private final Duration afterCompletionTimeout;
     private final RecordCache cache;
+    private volatile EngineObserver observer = EngineObserver.NONE;
 
     /**
      * @param store                   the records
@@ -94,6 +95,15 @@ public final class IdempotencyEngine {
                 Runnable::run, Duration.ofSeconds(30));
     }
 
+    /** Who is told of every decision (counters, events). */
+    public void observer(EngineObserver observer) {
+        this.observer = Objects.requireNonNull(observer, "observer");
+    }
+
+    public EngineObserver observer() {
+        return observer;
+    }
+
     public IdempotencyStore store() {
         return store;
     }
@@ -120,19 +130,22 @@ public final class IdempotencyEngine {
      * @throws IdempotencyStoreException       the store failed: nothing was claimed, do not run
      */
     public Decision begin(ScopedKey key, String fingerprint, String requestType, Policy policy) {
+        long started = System.nanoTime();
         IdempotencyRecord cached = cache.get(key).orElse(null);
         if (cached != null && cached.isFinished() && !cached.isExpired(clock.instant())) {
-            return finished(key, cached, fingerprint);
+            return finished(key, cached, fingerprint, started, true);
         }
         long deadline = System.nanoTime() + policy.waitTimeout().toNanos();
         while (true) {
             CompletionSignals.Subscription subscription = policy.waitForResult() ? signals.subscribe(key) : null;
             try {
                 Instant now = clock.instant();
+                long claimStarted = System.nanoTime();
                 Claim claim = claim(new ClaimRequest(key, fingerprint, requestType, nodeId, now,
                         now.plus(policy.lease()), now.plus(policy.ttl())));
                 if (claim instanceof Claim.Acquired acquired) {
                     Ticket ticket = acquired.ticket();
+                    observer.executed(key, Duration.ofNanos(System.nanoTime() - claimStarted), ticket.takeover());
                     if (ticket.takeover()) {
                         LOG.log(Level.WARNING, "Took over {0} from a holder whose lease expired (attempt {1})",
                                 new Object[] {key, ticket.attempts()});
@@ -144,7 +157,7 @@ public final class IdempotencyEngine {
                 IdempotencyRecord record = ((Claim.Existing) claim).record();
                 if (record.isFinished()) {
                     cache.put(record); // a node that joined late, or a cache that was flushed, learns it here
-                    return finished(key, record, fingerprint);
+                    return finished(key, record, fingerprint, started, false);
                 }
                 if (!record.fingerprint().equals(fingerprint)) {
                     throw reused(key);
@@ -153,6 +166,7 @@ public final class IdempotencyEngine {
                 long waitLeft = deadline - System.nanoTime();
                 if (subscription == null || waitLeft <= 0) {
                     LOG.log(Level.FINE, "Rejected {0}: in progress", key);
+                    observer.conflict(key);
                     throw inProgress(key, leaseLeft);
                 }
                 // Woken by the first call's completion or release, or at its lease end (take-over).
@@ -168,16 +182,18 @@ public final class IdempotencyEngine {
         }
     }
 
-    private static Decision finished(ScopedKey key, IdempotencyRecord record, String fingerprint) {
+    private Decision finished(ScopedKey key, IdempotencyRecord record, String fingerprint, long started, boolean fromCache) {
         if (!record.fingerprint().equals(fingerprint)) {
             throw reused(key);
         }
-        LOG.log(Level.FINE, "Replaying {0} ({1})", new Object[] {key, record.status()});
+        LOG.log(Level.FINE, "Replaying {0} ({1}{2})", new Object[] {key, record.status(), fromCache ? ", from the cache" : ""});
+        observer.replayed(key, Duration.ofNanos(System.nanoTime() - started), fromCache);
         return new Decision.Replay(record);
     }
 
-    private static IdempotencyKeyReusedException reused(ScopedKey key) {
+    private IdempotencyKeyReusedException reused(ScopedKey key) {
         LOG.log(Level.FINE, "Rejected {0}: reused for another request", key);
+        observer.mismatch(key);
         return new IdempotencyKeyReusedException("The " + key
                 + " was already used for a different request; use a new key for a new request");
     }
@@ -231,7 +247,11 @@ public final class IdempotencyEngine {
         try {
             boolean released = store.release(ticket, clock.instant());
             LOG.log(Level.FINE, released ? "Released {0}" : "Did not release {0}: no longer held", ticket.scopedKey());
+            if (released) {
+                observer.released(ticket.scopedKey());
+            }
         } catch (RuntimeException e) {
+            observer.storeError(ticket.scopedKey().namespace(), e);
             // The lease will expire and the key will be taken over: nothing is lost but time.
             LOG.log(Level.WARNING, "Could not release " + ticket.scopedKey() + "; it frees itself when its lease ends", e);
         } finally {
@@ -259,8 +279,11 @@ public final class IdempotencyEngine {
     }
 
     private void finish(Ticket ticket, Completion completion, boolean joined) {
+        long started = System.nanoTime();
         try {
             store.complete(ticket, completion);
+            observer.completed(ticket.scopedKey(), Duration.ofNanos(System.nanoTime() - started),
+                    completion.status() == RecordStatus.FAILED);
         } catch (IdempotencyLeaseLostException e) {
             if (joined) {
                 transactions.setRollbackOnly();
@@ -268,8 +291,12 @@ public final class IdempotencyEngine {
             LOG.log(Level.WARNING, "Refused the completion of {0}: its lease was taken over", ticket.scopedKey());
             throw e;
         } catch (IdempotencyException e) {
+            if (e instanceof IdempotencyStoreException) {
+                observer.storeError(ticket.scopedKey().namespace(), e);
+            }
             throw e;
         } catch (RuntimeException e) {
+            observer.storeError(ticket.scopedKey().namespace(), e);
             throw new IdempotencyStoreException("Could not store the outcome of the " + ticket.scopedKey(), e);
         }
     }
@@ -290,8 +317,12 @@ public final class IdempotencyEngine {
         try {
             return store.claim(request);
         } catch (IdempotencyException e) {
+            if (e instanceof IdempotencyStoreException) {
+                observer.storeError(request.scopedKey().namespace(), e);
+            }
             throw e;
         } catch (RuntimeException e) {
+            observer.storeError(request.scopedKey().namespace(), e);
             throw new IdempotencyStoreException("Could not claim the " + request.scopedKey(), e);
         }
     }

@@ -73,6 +73,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         if (values == null || values.isEmpty()) {
             if (method.required()) {
                 LOG.log(Level.FINE, "Rejected a request to {0}: no {1} header", new Object[] {method.describe(), header});
+                runtime.engine().observer().keyRejected(method.namespace(), true);
                 request.abortWith(Problems.keyMissing(header));
             }
             return;
@@ -82,6 +83,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         String problem = values.size() > 1 ? "is sent more than once" : KeyRules.problem(key, global.maxKeyLength());
         if (problem != null) {
             LOG.log(Level.FINE, "Rejected a request to {0}: its key {1}", new Object[] {method.describe(), problem});
+            runtime.engine().observer().keyRejected(method.namespace(), false);
             request.abortWith(Problems.keyInvalid(header, problem));
             return;
         }

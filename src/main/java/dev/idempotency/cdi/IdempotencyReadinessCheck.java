@@ -1,0 +1,47 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.spi.ScopedKey;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
+import org.eclipse.microprofile.health.Readiness;
+
+/**
+ * MicroProfile Health readiness ({@code idempotency}): the store answers a read, and a clustered cache
+ * sees at least {@code idempotency.health.min-members} members. Registered only when MicroProfile Health is
+ * there.
+ */
+@Readiness
+@ApplicationScoped
+public class IdempotencyReadinessCheck implements HealthCheck {
+
+    private static final ScopedKey PROBE = new ScopedKey("idempotency-health", "", "probe");
+
+    @Inject
+    IdempotencyRuntime runtime;
+
+    @Override
+    public HealthCheckResponse call() {
+        HealthCheckResponseBuilder b = HealthCheckResponse.named("idempotency").up();
+        try {
+            runtime.engine().store().find(PROBE);
+            b.withData("store", "UP");
+        } catch (RuntimeException e) {
+            b.down().withData("store", "DOWN: " + e.getClass().getSimpleName());
+        }
+        var cache = runtime.recordCache();
+        if (cache != null) {
+            var manager = cache.cache().getCacheManager();
+            int members = manager.getMembers() == null ? 1 : manager.getMembers().size();
+            b.withData("cache-members", members);
+            if (members < runtime.settings().healthMinMembers()) {
+                b.down().withData("cache", "DOWN: " + members + " of at least " + runtime.settings().healthMinMembers() + " members");
+            }
+        }
+        return b.build();
+    }
+}

@@ -1,0 +1,22 @@
+package dev.idempotency.events;
+
+import java.time.Instant;
+
+/**
+ * A decision the library took, fired as a CDI event (observe it with {@code @Observes} or
+ * {@code @ObservesAsync}). Carries the scope and key, never the request or the response.
+ */
+public sealed interface IdempotencyEvent permits Replayed, Conflicted, Mismatched, TakenOver {
+
+    /** The operation's namespace. */
+    String namespace();
+
+    /** The caller the key belongs to ({@code anonymous}, or empty when keys are not scoped per caller). */
+    String principal();
+
+    /** The client's key. */
+    String key();
+
+    /** When it happened. */
+    Instant at();
+}

@@ -1,0 +1,2 @@
+/** The CDI events the library fires (stable API). */
+package dev.idempotency.events;

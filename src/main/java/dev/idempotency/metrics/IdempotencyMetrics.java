@@ -1,0 +1,121 @@
+package dev.idempotency.metrics;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The library's counters and timers, per namespace (never per key), kept in memory whatever the server
+ * offers; published to MicroProfile Metrics too when the server has it. A CDI bean: inject it to read them.
+ */
+public final class IdempotencyMetrics {
+
+    /** The counters of one namespace. */
+    public enum Counter {
+        /** Operations run (new keys and take-overs). */
+        EXECUTED,
+        /** Duplicates answered with the stored outcome. */
+        REPLAYED,
+        /** Duplicates turned away while the first was running. */
+        CONFLICTS,
+        /** Keys reused with another request. */
+        MISMATCHES,
+        /** Requests without a key where one was required. */
+        KEYS_MISSING,
+        /** Requests with a malformed key. */
+        KEYS_MALFORMED,
+        /** Store failures. */
+        STORE_ERRORS,
+        /** Take-overs of expired leases. */
+        TAKEOVERS,
+        /** Keys released after a failure or a rollback. */
+        RELEASED
+    }
+
+    /** The timers of one namespace. */
+    public enum Timer {
+        /** The store's claim. */
+        CLAIM,
+        /** The store's completion. */
+        COMPLETION,
+        /** Answering a duplicate. */
+        REPLAY
+    }
+
+    /** A timer's state: how many, their total and their maximum. */
+    public record TimerSnapshot(long count, Duration total, Duration max) {
+    }
+
+    /** One namespace's counters and timers at a moment. */
+    public record Snapshot(Map<Counter, Long> counters, Map<Timer, TimerSnapshot> timers) {
+        public long count(Counter c) {
+            return counters.getOrDefault(c, 0L);
+        }
+    }
+
+    private final Map<String, Namespace> namespaces = new ConcurrentHashMap<>();
+
+    public void increment(String namespace, Counter counter) {
+        namespace(namespace).counters[counter.ordinal()].increment();
+    }
+
+    public void record(String namespace, Timer timer, Duration duration) {
+        namespace(namespace).timers[timer.ordinal()].record(duration.toNanos());
+    }
+
+    /** The snapshot of one namespace (all zero when it has seen nothing). */
+    public Snapshot snapshot(String namespace) {
+        Namespace n = namespaces.get(namespace);
+        Map<Counter, Long> counters = new TreeMap<>();
+        Map<Timer, TimerSnapshot> timers = new TreeMap<>();
+        for (Counter c : Counter.values()) {
+            counters.put(c, n == null ? 0 : n.counters[c.ordinal()].sum());
+        }
+        for (Timer t : Timer.values()) {
+            timers.put(t, n == null ? new TimerSnapshot(0, Duration.ZERO, Duration.ZERO) : n.timers[t.ordinal()].snapshot());
+        }
+        return new Snapshot(counters, timers);
+    }
+
+    /** The namespaces seen so far. */
+    public java.util.Set<String> namespaces() {
+        return java.util.Collections.unmodifiableSet(namespaces.keySet());
+    }
+
+    private Namespace namespace(String name) {
+        Namespace n = namespaces.get(name);
+        return n != null ? n : namespaces.computeIfAbsent(name, k -> new Namespace());
+    }
+
+    private static final class Namespace {
+        final LongAdder[] counters = new LongAdder[Counter.values().length];
+        final TimerState[] timers = new TimerState[Timer.values().length];
+
+        Namespace() {
+            for (int i = 0; i < counters.length; i++) {
+                counters[i] = new LongAdder();
+            }
+            for (int i = 0; i < timers.length; i++) {
+                timers[i] = new TimerState();
+            }
+        }
+    }
+
+    private static final class TimerState {
+        final LongAdder count = new LongAdder();
+        final LongAdder total = new LongAdder();
+        final java.util.concurrent.atomic.LongAccumulator max = new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
+
+        void record(long nanos) {
+            count.increment();
+            total.add(nanos);
+            max.accumulate(nanos);
+        }
+
+        TimerSnapshot snapshot() {
+            return new TimerSnapshot(count.sum(), Duration.ofNanos(total.sum()), Duration.ofNanos(max.get()));
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/** The library's counters and timers (stable API). */
+package dev.idempotency.metrics;
