@@ -19,6 +19,7 @@ import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.logging.Level;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 
@@ -30,6 +31,8 @@ import java.util.concurrent.CompletionStage;
 @Idempotent
 @Interceptor
 public class IdempotentInterceptor {
+
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(IdempotentInterceptor.class.getName());
 
     // Field injection and a no-argument constructor: EJB containers create interceptors that way.
     @Inject
@@ -60,6 +63,7 @@ public class IdempotentInterceptor {
         if (key == null) {
             if (m.required()) {
                 runtime.engine().observer().keyRejected(m.namespace(), true);
+                LOG.log(Level.FINE, "Rejected a call of {0}: no key", m.describe());
                 throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe()
                         + (jms ? ": the message has no " + (m.messageProperty() == null ? "JMS message id" : "property " + m.messageProperty())
                         : ": its @IdempotencyKey parameter is null or blank"));
@@ -146,6 +150,7 @@ public class IdempotentInterceptor {
         String problem = KeyRules.problem(key, runtime.settings().maxKeyLength());
         if (problem != null) {
             runtime.engine().observer().keyRejected(m.namespace(), false);
+            LOG.log(Level.FINE, "Rejected a call of {0}: its key {1}", new Object[] {m.describe(), problem});
             throw new IdempotencyKeyInvalidException("The idempotency key for " + m.describe() + " " + problem);
         }
         return key;

@@ -297,6 +297,7 @@ public final class IdempotencyEngine {
             throw e;
         } catch (RuntimeException e) {
             observer.storeError(ticket.scopedKey().namespace(), e);
+            LOG.log(Level.WARNING, "The store failed to store the outcome of the {0}: {1}", new Object[] {ticket.scopedKey(), e.toString()});
             throw new IdempotencyStoreException("Could not store the outcome of the " + ticket.scopedKey(), e);
         }
     }
@@ -319,10 +320,12 @@ public final class IdempotencyEngine {
         } catch (IdempotencyException e) {
             if (e instanceof IdempotencyStoreException) {
                 observer.storeError(request.scopedKey().namespace(), e);
+                LOG.log(Level.WARNING, "The store failed to claim the {0}: {1}", new Object[] {request.scopedKey(), e.getMessage()});
             }
             throw e;
         } catch (RuntimeException e) {
             observer.storeError(request.scopedKey().namespace(), e);
+            LOG.log(Level.WARNING, "The store failed to claim the {0}: {1}", new Object[] {request.scopedKey(), e.toString()});
             throw new IdempotencyStoreException("Could not claim the " + request.scopedKey(), e);
         }
     }
