@@ -33,10 +33,17 @@ class ReadmeTest {
         }
     }
 
+    /** The text of one "## " section. */
+    static String section(String title) {
+        int start = README.indexOf("\n## " + title);
+        int end = README.indexOf("\n## ", start + 4);
+        return README.substring(start, end < 0 ? README.length() : end);
+    }
+
     /** Rows of the configuration table: key to default. */
     static Map<String, String> configRows() {
         Map<String, String> rows = new LinkedHashMap<>();
-        Matcher m = Pattern.compile("(?m)^\\| `(idempotency\\.[a-z.-]+)` \\| ([^|]+) \\|").matcher(README);
+        Matcher m = Pattern.compile("(?m)^\\| `(idempotency\\.[a-z.-]+)` \\| ([^|]+) \\|").matcher(section("Configuration"));
         while (m.find()) {
             rows.put(m.group(1), m.group(2).strip());
         }
@@ -84,6 +91,17 @@ class ReadmeTest {
         Map<String, String> rows = configRows();
         rows.remove("idempotency.jpa.*");
         assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);
+    }
+
+    @Test
+    void theMetricsTableListsEveryCounterAndTimer() {
+        String operations = section("Operations");
+        for (Enum<?> metric : java.util.stream.Stream.concat(
+                java.util.Arrays.stream(dev.idempotency.metrics.IdempotencyMetrics.Counter.values()),
+                java.util.Arrays.stream(dev.idempotency.metrics.IdempotencyMetrics.Timer.values())).toList()) {
+            String name = "idempotency." + metric.name().toLowerCase(java.util.Locale.ROOT).replace('_', '.');
+            assertThat(operations).contains("| `" + name + "` |");
+        }
     }
 
     @Test
