@@ -88,6 +88,12 @@ class ReadmeTest {
         expected.put("idempotency.cache.bind-port", "`" + d.bindPort() + "`");
         expected.put("idempotency.cache.initial-hosts", "`" + d.initialHosts() + "`");
         expected.put("idempotency.health.min-members", "`" + d.healthMinMembers() + "`");
+        expected.put("idempotency.request-types.enabled", d.enabledRequestTypes().isEmpty() ? "none" : "?");
+        expected.put("idempotency.request-types.disabled", d.disabledRequestTypes().isEmpty() ? "none" : "?");
+        expected.put("idempotency.request-types.default", "`" + d.requestTypeDefault() + "`");
+        expected.put("idempotency.manager.policy", "`" + d.managerPolicy() + "`");
+        expected.put("idempotency.manager.max-age", "`" + d.managerMaxAge() + "`");
+        expected.put("idempotency.manager.max-records", "`" + d.managerMaxRecords() + "`");
         Map<String, String> rows = configRows();
         rows.remove("idempotency.jpa.*");
         assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);

@@ -36,6 +36,7 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
     private final LocalCompletionSignals signals;
     private final WakeUps wakeUps = new WakeUps();
     private final AtomicLong nonce = new AtomicLong();
+    private final java.util.List<java.util.function.Consumer<IdempotencyRecord>> putListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     public InfinispanRecordCache(Cache<String, byte[]> cache, Clock clock, LocalCompletionSignals signals) {
         this.cache = cache;
@@ -73,6 +74,16 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         quiet.put(SIGNAL + id, new byte[] {(byte) nonce.incrementAndGet()}, SIGNAL_LIFESPAN_MILLIS, TimeUnit.MILLISECONDS);
     }
 
+    @Override
+    public void clear() {
+        cache.clear();
+    }
+
+    @Override
+    public void onPut(java.util.function.Consumer<IdempotencyRecord> listener) {
+        putListeners.add(listener);
+    }
+
     /** Entries held (records and recent signals), for tests and operations. */
     public int size() {
         return cache.size();
@@ -96,6 +107,12 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
             String id = event.getKey();
             try {
                 signals.signal(id.startsWith(SIGNAL) ? id.substring(SIGNAL.length()) : id);
+                if (!id.startsWith(SIGNAL) && !putListeners.isEmpty() && event.getValue() != null) {
+                    IdempotencyRecord r = RecordBytes.decode(event.getValue());
+                    if (r != null) {
+                        putListeners.forEach(l -> l.accept(r));
+                    }
+                }
             } catch (RuntimeException e) {
                 LOG.log(Level.FINE, "Could not wake the waiters of " + id, e);
             }

@@ -76,6 +76,7 @@ public class IdempotencyRuntime {
     private final IdempotencyMetrics metrics = new IdempotencyMetrics();
     private volatile Instance<Principal> principal;
     private InfinispanRecordCache recordCache;
+    private LocalCompletionSignals signals;
     private EmbeddedCacheManager ownCacheManager;
     private JsonCodec codec;
     private EntityManagerFactory ownEmf;
@@ -131,6 +132,22 @@ public class IdempotencyRuntime {
         return "anonymous";
     }
 
+    /** The management policy of each purge run: the application's bean, else idempotency.manager.policy. */
+    private void applyPolicy() {
+        Instance<dev.idempotency.spi.ManagementPolicy> own = beans.select(dev.idempotency.spi.ManagementPolicy.class, Default.Literal.INSTANCE);
+        dev.idempotency.IdempotencyManager manager = beans.select(dev.idempotency.IdempotencyManager.class, Default.Literal.INSTANCE).get();
+        if (own.isResolvable()) {
+            own.get().apply(manager);
+            return;
+        }
+        switch (settings().managerPolicy()) {
+            case "age" -> manager.clearOlderThan(settings().managerMaxAge());
+            case "size" -> manager.trimTo(settings().managerMaxRecords());
+            default -> {
+            }
+        }
+    }
+
     /** The library's counters and timers, for the application to read. */
     @Produces
     IdempotencyMetrics metrics() {
@@ -167,6 +184,7 @@ public class IdempotencyRuntime {
         if (total > 0) {
             LOG.log(Level.FINE, "Purged {0} expired records", total);
         }
+        applyPolicy();
         return total;
     }
 
@@ -183,7 +201,7 @@ public class IdempotencyRuntime {
         if (clock == null) {
             clock = Clock.systemUTC();
         }
-        LocalCompletionSignals signals = new LocalCompletionSignals();
+        signals = new LocalCompletionSignals();
         recordCache = createCache(s, clock, signals);
         IdempotencyEngine started = new IdempotencyEngine(store, clock, s.nodeId(), bridge, signals, executor,
                 s.lockTimeout().plusSeconds(5), recordCache == null ? RecordCache.NONE : recordCache);
@@ -211,6 +229,18 @@ public class IdempotencyRuntime {
                     s.cacheMaxEntries());
         }
         return new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries()), clock, signals);
+    }
+
+    /** The cache in front of the store, or {@link RecordCache#NONE}. */
+    public RecordCache recordCacheOrNone() {
+        engine();
+        return recordCache == null ? RecordCache.NONE : recordCache;
+    }
+
+    /** Wakes waiters of this node (the cache's events wake those of the others). */
+    public LocalCompletionSignals signals() {
+        engine();
+        return signals;
     }
 
     /** The cache in front of the store, or {@code null} when there is none. */

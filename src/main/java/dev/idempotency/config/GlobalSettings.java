@@ -48,6 +48,12 @@ public record GlobalSettings(
         int bindPort,
         String initialHosts,
         int healthMinMembers,
+        Set<String> enabledRequestTypes,
+        Set<String> disabledRequestTypes,
+        String requestTypeDefault,
+        String managerPolicy,
+        Duration managerMaxAge,
+        int managerMaxRecords,
         Map<String, String> jpaProperties) {
 
     public static final String PREFIX = "idempotency.";
@@ -86,7 +92,13 @@ public record GlobalSettings(
             "idempotency.cache.bind-address",
             "idempotency.cache.bind-port",
             "idempotency.cache.initial-hosts",
-            "idempotency.health.min-members");
+            "idempotency.health.min-members",
+            "idempotency.request-types.enabled",
+            "idempotency.request-types.disabled",
+            "idempotency.request-types.default",
+            "idempotency.manager.policy",
+            "idempotency.manager.max-age",
+            "idempotency.manager.max-records");
 
     /** Response headers a replay carries (SPEC H10), before {@code idempotency.replay-headers}. */
     public static final Set<String> DEFAULT_REPLAY_HEADERS = Set.of("content-type", "content-location", "location",
@@ -155,7 +167,46 @@ public record GlobalSettings(
                     return v.strip();
                 }),
                 r.get("idempotency.health.min-members", "1", v -> ConfigValues.integer("idempotency.health.min-members", v, 1, 1000)),
+                r.get("idempotency.request-types.enabled", "", GlobalSettings::names),
+                r.get("idempotency.request-types.disabled", "", GlobalSettings::names),
+                r.get("idempotency.request-types.default", "enabled",
+                        v -> ConfigValues.oneOf("idempotency.request-types.default", v, "enabled", "disabled", "error")),
+                r.get("idempotency.manager.policy", "none", v -> ConfigValues.oneOf("idempotency.manager.policy", v, "none", "age", "size")),
+                r.get("idempotency.manager.max-age", "PT24H", v -> ConfigValues.duration("idempotency.manager.max-age", v, false)),
+                r.get("idempotency.manager.max-records", "100000",
+                        v -> ConfigValues.integer("idempotency.manager.max-records", v, 0, Integer.MAX_VALUE)),
                 Map.copyOf(jpa));
+    }
+
+    private static Set<String> names(String value) {
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        for (String n : value.split(",")) {
+            if (!n.isBlank()) {
+                out.add(n.strip());
+            }
+        }
+        return java.util.Collections.unmodifiableSet(out);
+    }
+
+    /**
+     * Whether idempotency is on for a request type (SPEC M6): listed enabled, listed disabled, else the
+     * default; {@code null} (no type) is always enabled.
+     *
+     * @throws dev.idempotency.IdempotencyRequestTypeException for an unlisted type when the default is error
+     */
+    public boolean requestTypeEnabled(String type) {
+        if (type == null || enabledRequestTypes.contains(type)) {
+            return true;
+        }
+        if (disabledRequestTypes.contains(type)) {
+            return false;
+        }
+        return switch (requestTypeDefault) {
+            case "enabled" -> true;
+            case "disabled" -> false;
+            default -> throw new dev.idempotency.IdempotencyRequestTypeException("The request type '" + type
+                    + "' is listed in neither idempotency.request-types.enabled nor .disabled, and the default is error");
+        };
     }
 
     private static Set<String> replayHeaders(String value) {

@@ -6,7 +6,7 @@ import java.time.Instant;
  * A decision the library took, fired as a CDI event (observe it with {@code @Observes} or
  * {@code @ObservesAsync}). Carries the scope and key, never the request or the response.
  */
-public sealed interface IdempotencyEvent permits Replayed, Conflicted, Mismatched, TakenOver {
+public sealed interface IdempotencyEvent permits Replayed, Conflicted, Mismatched, TakenOver, ResponseStored {
 
     /** The operation's namespace. */
     String namespace();

@@ -47,4 +47,29 @@ public interface IdempotencyStore {
      * oldest first, and returns how many it deleted.
      */
     int purgeExpired(Instant now, int max);
+
+    /** Every record, oldest first (for export). Stores that cannot list records throw {@link UnsupportedOperationException}. */
+    default java.util.List<IdempotencyRecord> all() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot list its records");
+    }
+
+    /** Writes these records, replacing any with the same scoped key, in one transaction: all or nothing. */
+    default void importAll(java.util.List<IdempotencyRecord> records) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot import records");
+    }
+
+    /** Deletes every record; returns how many. */
+    default int deleteAll() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot delete records");
+    }
+
+    /** Deletes the records first seen before the cutoff; returns how many. */
+    default int deleteFirstSeenBefore(Instant cutoff) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot delete records");
+    }
+
+    /** Deletes the oldest records (by first seen) until at most {@code max} remain; returns how many it deleted. */
+    default int trimTo(int max) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot delete records");
+    }
 }

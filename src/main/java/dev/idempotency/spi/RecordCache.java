@@ -34,4 +34,12 @@ public interface RecordCache {
 
     /** Forgets a key (released, deleted). */
     void evict(ScopedKey key);
+
+    /** Forgets everything (after records were deleted in bulk). */
+    default void clear() {
+    }
+
+    /** Calls back, on this node, whenever a finished record is put here by any node. */
+    default void onPut(java.util.function.Consumer<IdempotencyRecord> listener) {
+    }
 }

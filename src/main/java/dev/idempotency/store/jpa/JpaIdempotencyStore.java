@@ -183,6 +183,77 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
         }
     }
 
+    @Override
+    public List<IdempotencyRecord> all() {
+        try {
+            return transactions.inNewTransaction(em -> em.createQuery("select r from IdempotencyRecord r order by r.firstSeen",
+                    IdempotencyRecordEntity.class).getResultList().stream().map(IdempotencyRecordEntity::toRecord).toList());
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not read the records", e);
+        }
+    }
+
+    @Override
+    public void importAll(List<IdempotencyRecord> records) {
+        try {
+            transactions.inNewTransaction(em -> {
+                for (IdempotencyRecord r : records) {
+                    IdempotencyRecordEntity e = em.find(IdempotencyRecordEntity.class, r.scopedKey().id(), LockModeType.PESSIMISTIC_WRITE, lockHints);
+                    if (e == null) {
+                        em.persist(IdempotencyRecordEntity.of(r));
+                    } else {
+                        e.assign(r);
+                    }
+                }
+                return null;
+            });
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not import " + records.size() + " records; none was imported", e);
+        }
+    }
+
+    @Override
+    public int deleteAll() {
+        return delete("delete from IdempotencyRecord r", null);
+    }
+
+    @Override
+    public int deleteFirstSeenBefore(Instant cutoff) {
+        return delete("delete from IdempotencyRecord r where r.firstSeen < :cutoff", cutoff.toEpochMilli());
+    }
+
+    @Override
+    public int trimTo(int max) {
+        try {
+            return transactions.inNewTransaction(em -> {
+                List<String> excess = em.createQuery("select r.id from IdempotencyRecord r order by r.firstSeen desc, r.id desc", String.class)
+                        .setFirstResult(max).getResultList();
+                int n = 0;
+                for (int from = 0; from < excess.size(); from += 500) {
+                    n += em.createQuery("delete from IdempotencyRecord r where r.id in :ids")
+                            .setParameter("ids", excess.subList(from, Math.min(excess.size(), from + 500))).executeUpdate();
+                }
+                return n;
+            });
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not trim the records", e);
+        }
+    }
+
+    private int delete(String jpql, Long cutoff) {
+        try {
+            return transactions.inNewTransaction(em -> {
+                var q = em.createQuery(jpql);
+                if (cutoff != null) {
+                    q.setParameter("cutoff", cutoff);
+                }
+                return q.executeUpdate();
+            });
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not delete records", e);
+        }
+    }
+
     private static <T extends Throwable> T findCause(Throwable t, Class<T> type) {
         for (Throwable c = t; c != null; c = c.getCause()) {
             if (type.isInstance(c)) {

@@ -95,6 +95,47 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return removed;
     }
 
+    @Override
+    public List<IdempotencyRecord> all() {
+        return records.values().stream().sorted(Comparator.comparing(IdempotencyRecord::firstSeen)).toList();
+    }
+
+    @Override
+    public synchronized void importAll(List<IdempotencyRecord> imported) {
+        imported.forEach(r -> records.put(r.scopedKey(), r));
+    }
+
+    @Override
+    public int deleteAll() {
+        int n = records.size();
+        records.clear();
+        return n;
+    }
+
+    @Override
+    public int deleteFirstSeenBefore(Instant cutoff) {
+        int[] n = new int[1];
+        records.values().removeIf(r -> {
+            boolean old = r.firstSeen().isBefore(cutoff);
+            n[0] += old ? 1 : 0;
+            return old;
+        });
+        return n[0];
+    }
+
+    @Override
+    public int trimTo(int max) {
+        List<IdempotencyRecord> oldestFirst = all();
+        int excess = oldestFirst.size() - max;
+        int n = 0;
+        for (int i = 0; i < excess; i++) {
+            if (records.remove(oldestFirst.get(i).scopedKey(), oldestFirst.get(i))) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** How many records there are, live or not. */
     public int size() {
         return records.size();

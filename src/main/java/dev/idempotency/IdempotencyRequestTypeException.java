@@ -1,0 +1,13 @@
+package dev.idempotency;
+
+/**
+ * A request type that the configuration does not list, while {@code idempotency.request-types.default} is
+ * {@code error}.
+ */
+public class IdempotencyRequestTypeException extends IdempotencyException {
+    private static final long serialVersionUID = 1L;
+
+    public IdempotencyRequestTypeException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,355 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.IdempotencyManager;
+import dev.idempotency.IdempotencyRequestTypeException;
+import dev.idempotency.IdempotencyResponseNotFoundException;
+import dev.idempotency.IdempotencyTransferException;
+import dev.idempotency.RequestKey;
+import dev.idempotency.events.ResponseStored;
+import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.spi.IdempotencyRecord;
+import dev.idempotency.spi.ManagementPolicy;
+import dev.idempotency.testing.FakeClock;
+import dev.idempotency.testing.IdempotencyWeld;
+import dev.idempotency.testing.TestDatabase;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Produces;
+
+import org.h2.jdbcx.JdbcDataSource;
+import org.jboss.weld.environment.se.WeldContainer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.sql.DataSource;
+import java.lang.reflect.Proxy;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * SPEC section 5, a test per rule, on the JPA store (H2) with the cache in front; M9 with two nodes (two
+ * containers, each with its own cache manager, in one JGroups cluster on loopback, sharing the database).
+ */
+class IdempotencyManagerTest {
+
+    static final FakeClock CLOCK = new FakeClock();
+    static final AtomicLong STATEMENTS = new AtomicLong();
+    static final List<ResponseStored> EVENTS = new CopyOnWriteArrayList<>();
+
+    /** H2, counting the SQL statements prepared (the "no SQL" checks). */
+    @ApplicationScoped
+    public static class Database {
+        @Produces
+        @ForIdempotency
+        DataSource dataSource() {
+            JdbcDataSource h2 = new JdbcDataSource();
+            h2.setURL(TestDatabase.H2.url);
+            h2.setUser(TestDatabase.H2.user);
+            return (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {DataSource.class},
+                    (proxy, method, args) -> {
+                        Object result = method.invoke(h2, args);
+                        if (result instanceof Connection c) {
+                            return Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class},
+                                    (p2, m2, a2) -> {
+                                        if (m2.getName().startsWith("prepare") || m2.getName().equals("createStatement")) {
+                                            STATEMENTS.incrementAndGet();
+                                        }
+                                        try {
+                                            return m2.invoke(c, a2);
+                                        } catch (java.lang.reflect.InvocationTargetException e) {
+                                            throw e.getCause();
+                                        }
+                                    });
+                        }
+                        return result;
+                    });
+        }
+
+        @Produces
+        @ForIdempotency
+        Clock clock() {
+            return CLOCK;
+        }
+
+        void stored(@Observes ResponseStored e) {
+            EVENTS.add(e);
+        }
+    }
+
+    final List<WeldContainer> containers = new ArrayList<>();
+
+    IdempotencyManager node(String id, Map<String, String> extra, Class<?>... beans) {
+        Map<String, String> config = new HashMap<>(extra);
+        List<Class<?>> classes = new ArrayList<>(List.of(beans));
+        classes.add(Database.class);
+        WeldContainer c = IdempotencyWeld.weld(config, classes.toArray(Class<?>[]::new)).containerId(id).initialize();
+        containers.add(c);
+        return c.select(IdempotencyManager.class).get();
+    }
+
+    IdempotencyManager node() {
+        return node("node", Map.of());
+    }
+
+    @BeforeEach
+    void reset() {
+        TestDatabase.H2.reset();
+        EVENTS.clear();
+    }
+
+    @AfterEach
+    void stop() {
+        containers.forEach(WeldContainer::close);
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void m1CheckSeesRecordsAndIsAnsweredWithoutSqlOnceKnown() {
+        IdempotencyManager m = node();
+        RequestKey k = RequestKey.of("req-1");
+        IdempotencyManager.Check first = m.check(k);
+        assertThat(first.seen()).isFalse();
+        assertThat(first.sinceLastSeen()).isEmpty();
+        CLOCK.advance(Duration.ofSeconds(7));
+        long before = STATEMENTS.get();
+        IdempotencyManager.Check second = m.check(k);
+        assertThat(STATEMENTS.get()).as("a known id is checked in the cache").isEqualTo(before);
+        assertThat(second.seen()).isTrue();
+        assertThat(second.sinceLastSeen()).contains(Duration.ofSeconds(7));
+        assertThat(second.responseStored()).isFalse();
+        CLOCK.advance(Duration.ofSeconds(3));
+        assertThat(m.check(k).sinceLastSeen()).as("it recorded 'seen now'").contains(Duration.ofSeconds(3));
+        m.store(k, "the answer");
+        assertThat(m.check(k).responseStored()).isTrue();
+    }
+
+    @Test
+    void m2M3StoreAndRetrieveUsePrimaryAndSecondaryIds() {
+        IdempotencyManager m = node();
+        RequestKey checkout = RequestKey.of("cart-9");
+        m.store(checkout.withSecondaryId("reserve"), "reserved");
+        m.store(checkout.withSecondaryId("charge"), "charged");
+        assertThat(new String(m.retrieve(checkout.withSecondaryId("reserve")), StandardCharsets.UTF_8)).isEqualTo("reserved");
+        assertThat(new String(m.retrieve(checkout.withSecondaryId("charge")), StandardCharsets.UTF_8)).isEqualTo("charged");
+        assertThatThrownBy(() -> m.retrieve(checkout.withSecondaryId("ship"))).isInstanceOf(IdempotencyResponseNotFoundException.class);
+        assertThatThrownBy(() -> m.retrieve(checkout)).isInstanceOf(IdempotencyResponseNotFoundException.class);
+        m.store(checkout.withSecondaryId("charge"), "charged"); // the same again: nothing happens
+        assertThatThrownBy(() -> m.store(checkout.withSecondaryId("charge"), "charged twice"))
+                .isInstanceOf(IdempotencyKeyReusedException.class);
+    }
+
+    @Test
+    void m4AwaitReturnsTheResponseOnceStoredOrEmptyAtTheTimeout() throws Exception {
+        IdempotencyManager m = node();
+        RequestKey k = RequestKey.of("slow-1");
+        CompletableFuture<Optional<byte[]>> waiter = CompletableFuture.supplyAsync(() -> m.await(k, Duration.ofSeconds(30)));
+        m.store(k, "done");
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).hasValueSatisfying(b -> assertThat(b).isEqualTo(bytes("done")));
+        assertThat(m.await(RequestKey.of("never"), Duration.ofMillis(50))).isEmpty();
+    }
+
+    @Test
+    void m5AListenerIsCalledOnceAndACdiEventFires() {
+        IdempotencyManager m = node();
+        RequestKey k = RequestKey.of("listened");
+        AtomicInteger calls = new AtomicInteger();
+        m.addListener(k, (key, response) -> calls.incrementAndGet());
+        m.store(k, "r");
+        m.store(k, "r");
+        assertThat(calls).hasValue(1);
+        assertThat(EVENTS).extracting(ResponseStored::key).containsExactly("listened");
+        AtomicInteger late = new AtomicInteger();
+        m.addListener(k, (key, response) -> late.incrementAndGet());
+        assertThat(late).as("registered after the store: called at once").hasValue(1);
+    }
+
+    @Test
+    void m6RequestTypes() {
+        IdempotencyManager m = node("types", Map.of("idempotency.request-types.enabled", "payment",
+                "idempotency.request-types.disabled", "telemetry", "idempotency.request-types.default", "error"));
+        RequestKey payment = RequestKey.of("p-1").withType("payment");
+        m.check(payment);
+        assertThat(m.check(payment).seen()).isTrue();
+        RequestKey telemetry = RequestKey.of("t-1").withType("telemetry");
+        m.check(telemetry);
+        assertThat(m.check(telemetry).seen()).as("a disabled type is never redundant").isFalse();
+        assertThatThrownBy(() -> m.check(RequestKey.of("x").withType("unknown"))).isInstanceOf(IdempotencyRequestTypeException.class);
+        assertThat(m.check(RequestKey.of("untyped")).seen()).isFalse();
+    }
+
+    @Test
+    void m7ExportClearImportGivesBackEqualRecords(@TempDir Path dir) throws Exception {
+        IdempotencyManager m = node();
+        m.check(RequestKey.of("a"));
+        m.store(RequestKey.of("a").withSecondaryId("1"), "one");
+        m.store(RequestKey.of("b"), bytes("two"));
+        List<IdempotencyRecord> before = records();
+        Path file = dir.resolve("records.jsonl");
+        assertThat(m.export(file)).isEqualTo(before.size());
+        assertThat(Files.readAllLines(file).get(0)).contains("\"format\":\"idempotency-jakarta-export\"").contains("\"version\":1");
+        m.clear();
+        assertThat(records()).isEmpty();
+        assertThat(m.importFrom(file)).isEqualTo(before.size());
+        assertThat(recordsAsText(records())).isEqualTo(recordsAsText(before));
+        assertThat(new String(m.retrieve(RequestKey.of("b")), StandardCharsets.UTF_8)).isEqualTo("two");
+    }
+
+    @Test
+    void m7BadFilesAreNamedExceptionsAndLeaveTheStoreAsItWas(@TempDir Path dir) throws Exception {
+        IdempotencyManager m = node();
+        m.store(RequestKey.of("a"), "one");
+        m.store(RequestKey.of("b"), "two");
+        Path good = dir.resolve("good.jsonl");
+        m.export(good);
+        m.clear();
+        m.store(RequestKey.of("c"), "three");
+        String state = recordsAsText(records());
+
+        List<String> lines = Files.readAllLines(good);
+        Path truncated = Files.write(dir.resolve("truncated.jsonl"), lines.subList(0, lines.size() - 1));
+        assertThatThrownBy(() -> m.importFrom(truncated)).isInstanceOf(IdempotencyTransferException.class).hasMessageContaining("truncated");
+        Path corrupt = Files.write(dir.resolve("corrupt.jsonl"), List.of(lines.get(0), lines.get(1), "{\"namespace\": oops"));
+        assertThatThrownBy(() -> m.importFrom(corrupt)).isInstanceOf(IdempotencyTransferException.class).hasMessageContaining("corrupt");
+        Path notAnExport = Files.writeString(dir.resolve("other.txt"), "hello");
+        assertThatThrownBy(() -> m.importFrom(notAnExport)).isInstanceOf(IdempotencyTransferException.class);
+        assertThatThrownBy(() -> m.importFrom(dir.resolve("missing.jsonl"))).isInstanceOf(IdempotencyTransferException.class);
+        assertThatThrownBy(() -> m.export(dir.resolve("no/such/dir/out.jsonl"))).isInstanceOf(IdempotencyTransferException.class);
+        assertThat(recordsAsText(records())).as("the store is as it was").isEqualTo(state);
+    }
+
+    @Test
+    void m8ClearOlderThanAndTrimToOldestFirst() {
+        IdempotencyManager m = node();
+        for (int i = 0; i < 5; i++) {
+            m.store(RequestKey.of("r" + i), "x");
+            CLOCK.advance(Duration.ofMinutes(1));
+        }
+        assertThat(m.trimTo(3)).isEqualTo(2);
+        assertThat(keys()).containsExactlyInAnyOrder("r2", "r3", "r4");
+        assertThat(m.clearOlderThan(Duration.ofSeconds(150))).isEqualTo(1); // r2 is 3 minutes old
+        assertThat(keys()).containsExactlyInAnyOrder("r3", "r4");
+        assertThatThrownBy(() -> m.retrieve(RequestKey.of("r2"))).isInstanceOf(IdempotencyResponseNotFoundException.class);
+        assertThat(m.clear()).isEqualTo(2);
+    }
+
+    @Test
+    void m8AnAutomaticPolicyByConfigurationRunsWithThePurge() {
+        IdempotencyManager m = node("policy", Map.of("idempotency.manager.policy", "size", "idempotency.manager.max-records", "2"));
+        for (int i = 0; i < 4; i++) {
+            m.store(RequestKey.of("r" + i), "x");
+            CLOCK.advance(Duration.ofSeconds(1));
+        }
+        containers.get(0).select(IdempotencyRuntime.class).get().purgeNow();
+        assertThat(keys()).containsExactlyInAnyOrder("r2", "r3");
+    }
+
+    @ApplicationScoped
+    public static class KeepNothing implements ManagementPolicy {
+        static final AtomicInteger RUNS = new AtomicInteger();
+
+        @Override
+        public void apply(IdempotencyManager manager) {
+            RUNS.incrementAndGet();
+            manager.clear();
+        }
+    }
+
+    @Test
+    void m8AnApplicationsPolicyBeanReplacesTheLibrarys() {
+        IdempotencyManager m = node("own-policy", Map.of("idempotency.manager.policy", "size"), KeepNothing.class);
+        m.store(RequestKey.of("r"), "x");
+        containers.get(0).select(IdempotencyRuntime.class).get().purgeNow();
+        assertThat(KeepNothing.RUNS).hasPositiveValue();
+        assertThat(keys()).isEmpty();
+    }
+
+    @Test
+    void m9TwoNodes() throws Exception {
+        Map<String, String> cluster = Map.of("idempotency.cache.mode", "cluster",
+                "idempotency.cache.cluster-name", "manager-test", "idempotency.cache.initial-hosts", "127.0.0.1[7921],127.0.0.1[7922]");
+        Map<String, String> one = new HashMap<>(cluster);
+        one.put("idempotency.cache.bind-port", "7921");
+        one.put("idempotency.node-id", "node-1");
+        Map<String, String> two = new HashMap<>(cluster);
+        two.put("idempotency.cache.bind-port", "7922");
+        two.put("idempotency.node-id", "node-2");
+        IdempotencyManager node1 = node("node-1", one);
+        IdempotencyManager node2 = node("node-2", two);
+        awaitMembers(2);
+
+        RequestKey first = RequestKey.of("seen-on-1");
+        assertThat(node1.check(first).seen()).isFalse();
+        long before = STATEMENTS.get();
+        assertThat(node2.check(first).seen()).as("node 2 sees a request first seen on node 1").isTrue();
+        assertThat(STATEMENTS.get()).as("from the replicated cache").isEqualTo(before);
+
+        RequestKey awaited = RequestKey.of("stored-on-1");
+        CompletableFuture<Optional<byte[]>> waiter = CompletableFuture.supplyAsync(() -> node2.await(awaited, Duration.ofSeconds(30)));
+        AtomicInteger calls = new AtomicInteger();
+        node2.addListener(awaited, (k, r) -> calls.incrementAndGet());
+        node1.store(awaited, "from node 1");
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).hasValueSatisfying(b -> assertThat(b).isEqualTo(bytes("from node 1")));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (calls.get() == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        node1.store(awaited, "from node 1");
+        assertThat(calls).as("node 2's listener fired once for node 1's store").hasValue(1);
+    }
+
+    void awaitMembers(int n) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        for (WeldContainer c : containers) {
+            var cache = c.select(IdempotencyRuntime.class).get().recordCache().cache();
+            while (cache.getCacheManager().getMembers().size() < n) {
+                assertThat(System.nanoTime()).isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+        }
+    }
+
+    List<IdempotencyRecord> records() {
+        return containers.get(0).select(IdempotencyRuntime.class).get().engine().store().all();
+    }
+
+    List<String> keys() {
+        return records().stream().filter(r -> r.scopedKey().namespace().equals("idempotency-manager/responses"))
+                .map(r -> r.scopedKey().key()).toList();
+    }
+
+    static String recordsAsText(List<IdempotencyRecord> records) {
+        StringBuilder out = new StringBuilder();
+        for (IdempotencyRecord r : records) {
+            out.append(r.scopedKey()).append(' ').append(r.status()).append(' ').append(r.fingerprint()).append(' ')
+                    .append(r.response() == null ? "-" : new String(r.response(), StandardCharsets.ISO_8859_1)).append(' ')
+                    .append(r.attempts()).append(' ').append(r.firstSeen()).append(' ').append(r.lastSeen()).append(' ')
+                    .append(r.completedAt()).append(' ').append(r.expiresAt()).append(' ').append(r.owner()).append(' ')
+                    .append(r.version()).append('\n');
+        }
+        return out.toString();
+    }
+}
