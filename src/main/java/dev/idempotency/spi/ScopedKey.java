@@ -64,11 +64,18 @@ public record ScopedKey(String namespace, String principal, String key) {
                 + (principal.isEmpty() ? "" : " for principal '" + principal + "'");
     }
 
-    static MessageDigest sha256() {
+    /** Looking a digest up costs more than hashing a key: one per thread, reset before each use. */
+    private static final ThreadLocal<MessageDigest> SHA_256 = ThreadLocal.withInitial(() -> {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required of every Java platform", e);
         }
+    });
+
+    static MessageDigest sha256() {
+        MessageDigest sha = SHA_256.get();
+        sha.reset();
+        return sha;
     }
 }

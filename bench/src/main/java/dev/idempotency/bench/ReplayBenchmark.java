@@ -1,0 +1,89 @@
+package dev.idempotency.bench;
+
+import dev.idempotency.cache.CacheManagers;
+import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.core.Decision;
+import dev.idempotency.core.Fingerprint;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.LocalCompletionSignals;
+import dev.idempotency.core.Policy;
+import dev.idempotency.core.TransactionBridge;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.Ticket;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+
+import org.infinispan.Cache;
+import org.infinispan.manager.EmbeddedCacheManager;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Replay of a finished key through the engine with the cache in front (1 KiB request body fingerprinted,
+ * 1 KiB stored response), beside its floor: SHA-256 of 1 KiB plus an Infinispan local get.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class ReplayBenchmark {
+
+    static final Policy POLICY = new Policy(Duration.ofHours(24), Duration.ofMinutes(1), false, Duration.ZERO);
+
+    byte[] body = new byte[1024];
+    byte[] response = new byte[1024];
+    EmbeddedCacheManager manager;
+    Cache<String, byte[]> raw;
+    IdempotencyEngine engine;
+    ScopedKey key = new ScopedKey("com.acme.Payments#create(PaymentRequest)", "alice", "order-1001");
+    String rawKey = key.id();
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        new Random(1).nextBytes(body);
+        new Random(2).nextBytes(response);
+        manager = CacheManagers.start(false, "bench", "bench", null, "127.0.0.1", 7800, "127.0.0.1[7800]", 100_000);
+        raw = manager.getCache(CacheManagers.CACHE);
+        raw.put(rawKey + "-floor", response);
+        LocalCompletionSignals signals = new LocalCompletionSignals();
+        InfinispanRecordCache cache = new InfinispanRecordCache(raw, Clock.systemUTC(), signals);
+        engine = new IdempotencyEngine(new InMemoryIdempotencyStore(), Clock.systemUTC(), "bench", TransactionBridge.NONE,
+                signals, Runnable::run, Duration.ofSeconds(5), cache);
+        String fp = fingerprint();
+        Ticket t = ((Decision.Proceed) engine.begin(key, fp, null, POLICY)).ticket();
+        engine.complete(t, response);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        manager.stop();
+    }
+
+    String fingerprint() {
+        return Fingerprint.start().add("POST").add("/api/payments").add((String) null).add("application/json").add(body).hex();
+    }
+
+    /** The floor: what a replay cannot avoid. */
+    @Benchmark
+    public Object floorSha256AndLocalGet() throws Exception {
+        byte[] digest = MessageDigest.getInstance("SHA-256").digest(body);
+        return raw.get(rawKey + "-floor").length + digest[0];
+    }
+
+    /** A duplicate of a finished key: fingerprint, cache hit, fingerprint check; no store call. */
+    @Benchmark
+    public Object replayThroughTheEngine() {
+        return engine.begin(key, fingerprint(), null, POLICY);
+    }
+}
