@@ -393,7 +393,7 @@ public class IdempotencyRuntime {
         }
 
         TransactionBridge bridge() {
-            return registry == null ? TransactionBridge.NONE : JtaSupport.bridge(registry);
+            return registry == null ? TransactionBridge.NONE : new dev.idempotency.jta.JtaTransactionBridge(registry);
         }
     }
 }

@@ -1,18 +1,14 @@
 package dev.idempotency.cdi;
 
-import dev.idempotency.core.TransactionBridge;
-import dev.idempotency.jta.JtaTransactionBridge;
 import dev.idempotency.store.jpa.JtaTransactions;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.transaction.Transactional;
-import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import java.util.function.Supplier;
 
 /**
- * JTA glue, loaded only when the JTA API is present: the engine's {@link TransactionBridge} over the
- * {@link TransactionSynchronizationRegistry}, and a {@code @Transactional(REQUIRES_NEW)} bean for the
+ * JTA glue, loaded only when the JTA API is present: a {@code @Transactional(REQUIRES_NEW)} bean for the
  * store's own transactions (portable across servers, unlike a {@code TransactionManager}).
  */
 final class JtaSupport {
@@ -38,9 +34,5 @@ final class JtaSupport {
         public <T> T run(Supplier<T> work) {
             return work.get();
         }
-    }
-
-    static TransactionBridge bridge(TransactionSynchronizationRegistry registry) {
-        return new JtaTransactionBridge(registry);
     }
 }

@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -97,7 +98,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
     @Override
     public void complete(Ticket ticket, Completion completion) {
         String id = ticket.scopedKey().id();
-        java.util.function.Function<EntityManager, Void> work = em -> {
+        Function<EntityManager, Void> work = em -> {
             IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id, LockModeType.PESSIMISTIC_WRITE, lockHints);
             IdempotencyRecord r = entity == null ? null : entity.toRecord();
             if (r == null || !r.isHeldBy(ticket)) {
@@ -151,7 +152,8 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
     @Override
     public Optional<IdempotencyRecord> find(ScopedKey scopedKey) {
         try {
-            return transactions.inNewTransaction(em -> Optional.ofNullable(
+            // A read: it may join the caller's transaction (no new one, no other thread).
+            return transactions.inCurrentTransaction(em -> Optional.ofNullable(
                     em.find(IdempotencyRecordEntity.class, scopedKey.id())).map(IdempotencyRecordEntity::toRecord));
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not read the " + scopedKey, e);
@@ -186,7 +188,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
     @Override
     public List<IdempotencyRecord> all() {
         try {
-            return transactions.inNewTransaction(em -> em.createQuery("select r from IdempotencyRecord r order by r.firstSeen",
+            return transactions.inCurrentTransaction(em -> em.createQuery("select r from IdempotencyRecord r order by r.firstSeen",
                     IdempotencyRecordEntity.class).getResultList().stream().map(IdempotencyRecordEntity::toRecord).toList());
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not read the records", e);
