@@ -21,7 +21,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Finished records in an Infinispan cache (replicated, synchronous, when clustered), under the record id;
+ * Finished records in an Infinispan cache (replicated, synchronous, when clustered), under
+ * {@link ScopedKey#cacheId()};
  * and the wake-ups of waiting duplicates on every node: a finished record put here, or a release signal
  * (a short-lived entry under {@code "~" + id}), fires this node's listener, which wakes its local waiters.
  */
@@ -47,7 +48,7 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
 
     @Override
     public Optional<IdempotencyRecord> get(ScopedKey key) {
-        byte[] bytes = cache.get(key.id());
+        byte[] bytes = cache.get(key.cacheId());
         if (bytes == null) {
             return Optional.empty();
         }
@@ -62,12 +63,12 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
             return;
         }
         cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
-                .put(finished.scopedKey().id(), RecordBytes.encode(finished), lifespan, TimeUnit.MILLISECONDS);
+                .put(finished.scopedKey().cacheId(), RecordBytes.encode(finished), lifespan, TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void evict(ScopedKey key) {
-        String id = key.id();
+        String id = key.cacheId();
         var quiet = cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES);
         quiet.remove(id);
         // Released: wake the waiters on every node, one of them claims next.

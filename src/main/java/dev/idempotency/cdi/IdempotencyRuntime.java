@@ -261,6 +261,7 @@ public class IdempotencyRuntime {
             return new InMemoryIdempotencyStore();
         }
         EntityManagerFactory emf = qualified(EntityManagerFactory.class);
+        JpaIdempotencyStore.InsertIfAbsent insertIfAbsent = JpaIdempotencyStore.InsertIfAbsent.PORTABLE;
         if (emf == null && !s.persistenceUnit().isEmpty()) {
             emf = ownEmf = Persistence.createEntityManagerFactory(s.persistenceUnit(), s.jpaProperties());
         }
@@ -279,6 +280,7 @@ public class IdempotencyRuntime {
                     LOG.log(Level.INFO, "Created the table {0}", JpaSchema.TABLE);
                 }
             }
+            insertIfAbsent = JpaSchema.insertIfAbsent(ds);
             emf = ownEmf = IdempotencyPersistenceUnit.create(ds, tsr.registry() != null, s.jpaProperties());
         }
         // With JTA present (a server, or a transaction manager in Java SE) the unit is taken to be a JTA one.
@@ -297,7 +299,7 @@ public class IdempotencyRuntime {
         } else {
             transactions = new ResourceLocalTransactions(emf);
         }
-        return new JpaIdempotencyStore(transactions, s.lockTimeout());
+        return new JpaIdempotencyStore(transactions, s.lockTimeout(), insertIfAbsent);
     }
 
     /** The server's managed executor (naming and class loader context come along), else a pool of our own. */

@@ -22,6 +22,7 @@ public final class Fingerprint {
     });
 
     private final MessageDigest sha;
+    private final byte[] length = new byte[4];
 
     private Fingerprint() {
         sha = SHA_256.get();
@@ -38,7 +39,11 @@ public final class Fingerprint {
             return this;
         }
         int n = part.length;
-        sha.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
+        length[0] = (byte) (n >>> 24);
+        length[1] = (byte) (n >>> 16);
+        length[2] = (byte) (n >>> 8);
+        length[3] = (byte) n;
+        sha.update(length);
         sha.update(part);
         return this;
     }

@@ -186,7 +186,9 @@ public final class IdempotencyEngine {
         if (!record.fingerprint().equals(fingerprint)) {
             throw reused(key);
         }
-        LOG.log(Level.FINE, "Replaying {0} ({1}{2})", new Object[] {key, record.status(), fromCache ? ", from the cache" : ""});
+        if (LOG.isLoggable(Level.FINE)) {
+            LOG.log(Level.FINE, "Replaying {0} ({1}{2})", new Object[] {key, record.status(), fromCache ? ", from the cache" : ""});
+        }
         observer.replayed(key, Duration.ofNanos(System.nanoTime() - started), fromCache);
         return new Decision.Replay(record);
     }

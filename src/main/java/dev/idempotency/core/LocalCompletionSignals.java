@@ -14,7 +14,7 @@ public final class LocalCompletionSignals implements CompletionSignals {
 
     @Override
     public Subscription subscribe(ScopedKey scopedKey) {
-        String key = scopedKey.id();
+        String key = scopedKey.cacheId();
         Generation generation = generations.compute(key, (k, g) -> {
             Generation current = g == null ? new Generation() : g;
             current.subscribers++;
@@ -40,12 +40,12 @@ public final class LocalCompletionSignals implements CompletionSignals {
 
     @Override
     public void signal(ScopedKey key) {
-        signal(key.id());
+        signal(key.cacheId());
     }
 
-    /** Wakes the waiters of the record with this id (as a cluster event names it). */
-    public void signal(String recordId) {
-        Generation generation = generations.remove(recordId);
+    /** Wakes the waiters of the key with this {@link ScopedKey#cacheId()} (as a cluster event names it). */
+    public void signal(String cacheId) {
+        Generation generation = generations.remove(cacheId);
         if (generation != null) {
             generation.latch.countDown();
         }

@@ -54,7 +54,7 @@ public final class JtaEnvironment implements AutoCloseable {
         properties.putAll(jpaProperties);
         emf = IdempotencyPersistenceUnit.create(dataSource, true, properties);
         store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm), detached),
-                Duration.ofSeconds(10));
+                Duration.ofSeconds(10), JpaSchema.insertIfAbsent(dataSource));
     }
 
     public static AgroalDataSource dataSource(TestDatabase db, TransactionManager tm, TransactionSynchronizationRegistry tsr) {

@@ -61,6 +61,24 @@ public final class JpaSchema {
         }
     }
 
+    /** How the store's claim inserts on this data source's database (one connection, asked once). */
+    public static JpaIdempotencyStore.InsertIfAbsent insertIfAbsent(DataSource dataSource) {
+        try (Connection c = dataSource.getConnection()) {
+            return insertIfAbsent(c.getMetaData().getDatabaseProductName());
+        } catch (SQLException e) {
+            throw new IdempotencyStoreException("Could not read the database's name: " + e.getMessage(), e);
+        }
+    }
+
+    /** How the store's claim inserts on a database with this product name (as JDBC reports it). */
+    public static JpaIdempotencyStore.InsertIfAbsent insertIfAbsent(String databaseProductName) {
+        String p = databaseProductName.toLowerCase(Locale.ROOT);
+        if (p.contains("postgres")) {
+            return JpaIdempotencyStore.InsertIfAbsent.POSTGRESQL;
+        }
+        return JpaIdempotencyStore.InsertIfAbsent.PORTABLE;
+    }
+
     /** Creates the table from the shipped DDL unless it exists. Returns whether it created it. */
     public static boolean createIfMissing(DataSource dataSource) {
         try (Connection c = dataSource.getConnection()) {
