@@ -9,9 +9,10 @@ import dev.idempotency.store.jpa.JpaIdempotencyStore;
 import dev.idempotency.store.jpa.JpaSchema;
 import dev.idempotency.store.jpa.ResourceLocalTransactions;
 
+import io.agroal.api.AgroalDataSource;
 import jakarta.persistence.EntityManagerFactory;
 
-import org.h2.jdbcx.JdbcDataSource;
+import org.apache.camel.processor.idempotent.jpa.JpaMessageIdRepository;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -22,13 +23,10 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.postgresql.ds.PGSimpleDataSource;
 
-import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -37,9 +35,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A first request (claim, then completion, each in a transaction of its own) through the JPA store, beside
- * its floor on the same database with raw JDBC: INSERT+COMMIT, then SELECT ... FOR UPDATE + UPDATE + COMMIT.
- * Resource-local transactions (Java SE) over an Agroal pool; the database is a parameter: h2 (in memory) or
- * postgresql (local).
+ * its floor on the same database with raw JDBC (INSERT+COMMIT, then SELECT ... FOR UPDATE + UPDATE + COMMIT)
+ * and beside the peer, Camel's {@code JpaMessageIdRepository} ({@code add}, then {@code confirm}). Resource-local
+ * transactions (Java SE) over an Agroal pool, one thread. {@code records} finished rows are in the table first
+ * (10^3 to 10^6: how the cost grows with what is stored).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -48,51 +47,42 @@ public class FirstRequestBenchmark {
 
     static final Policy POLICY = new Policy(Duration.ofHours(24), Duration.ofMinutes(1), false, Duration.ZERO);
 
-    @Param({"h2", "postgresql"})
-    public String database;
+    @Param({"h2", "postgresql", "mariadb"})
+    public Database database;
 
-    DataSource dataSource;
-    io.agroal.api.AgroalDataSource pool;
+    @Param({"1000"})
+    public int records;
+
+    AgroalDataSource pool;
     EntityManagerFactory emf;
+    EntityManagerFactory camelEmf;
+    JpaMessageIdRepository camel;
     IdempotencyEngine engine;
     Connection floor;
     final AtomicLong sequence = new AtomicLong();
+    final ScopedKey known = new ScopedKey("bench", "anonymous", "known");
     final byte[] response = new byte[1024];
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        if (database.equals("h2")) {
-            JdbcDataSource h2 = new JdbcDataSource();
-            h2.setURL("jdbc:h2:mem:bench;DB_CLOSE_DELAY=-1");
-            dataSource = h2;
-        } else {
-            PGSimpleDataSource pg = new PGSimpleDataSource();
-            pg.setURL("jdbc:postgresql://127.0.0.1:5432/test");
-            pg.setUser("postgres");
-            dataSource = pg;
-        }
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS idempotency_record");
-            s.execute("DROP TABLE IF EXISTS bench_floor");
-            s.execute("CREATE TABLE bench_floor (id VARCHAR(64) PRIMARY KEY, status VARCHAR(16), response "
-                    + (database.equals("h2") ? "VARBINARY(16777216)" : "BYTEA") + ")");
-        }
-        JpaSchema.createIfMissing(dataSource);
-        // As in a server: the store's connections come from a pool.
-        pool = io.agroal.api.AgroalDataSource.from(new io.agroal.api.configuration.supplier.AgroalDataSourceConfigurationSupplier()
-                .connectionPoolConfiguration(c -> c.maxSize(16).connectionFactoryConfiguration(f -> f
-                        .jdbcUrl(database.equals("h2") ? "jdbc:h2:mem:bench;DB_CLOSE_DELAY=-1" : "jdbc:postgresql://127.0.0.1:5432/test")
-                        .principal(new io.agroal.api.security.NamePrincipal(database.equals("h2") ? "" : "postgres")))));
+        database.reset(records);
+        pool = database.pool(16);
         emf = IdempotencyPersistenceUnit.create(pool, false, Map.of());
-        engine = IdempotencyEngine.simple(new JpaIdempotencyStore(new ResourceLocalTransactions(emf), Duration.ofSeconds(5)),
-                Clock.systemUTC(), "bench");
-        floor = dataSource.getConnection();
+        engine = IdempotencyEngine.simple(new JpaIdempotencyStore(new ResourceLocalTransactions(emf), Duration.ofSeconds(5),
+                JpaSchema.insertIfAbsent(pool)), Clock.systemUTC(), "bench");
+        camelEmf = CamelPeers.messageProcessedUnit(pool);
+        camel = CamelPeers.jpa(camelEmf, "bench");
+        floor = database.connect();
         floor.setAutoCommit(false);
+        engine.complete(((Decision.Proceed) engine.begin(known, "fp", null, POLICY)).ticket(), response);
+        camel.add("known");
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
         floor.close();
+        camel.stop();
+        camelEmf.close();
         emf.close();
         pool.close();
     }
@@ -100,26 +90,7 @@ public class FirstRequestBenchmark {
     /** The floor: the two short transactions, in raw JDBC. */
     @Benchmark
     public int floorInsertThenLockedUpdate() throws Exception {
-        String id = "f" + sequence.incrementAndGet();
-        try (PreparedStatement insert = floor.prepareStatement("INSERT INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS')")) {
-            insert.setString(1, id);
-            insert.executeUpdate();
-        }
-        floor.commit();
-        try (PreparedStatement lock = floor.prepareStatement("SELECT status FROM bench_floor WHERE id = ? FOR UPDATE")) {
-            lock.setString(1, id);
-            try (ResultSet rs = lock.executeQuery()) {
-                rs.next();
-            }
-        }
-        int n;
-        try (PreparedStatement update = floor.prepareStatement("UPDATE bench_floor SET status = 'COMPLETED', response = ? WHERE id = ?")) {
-            update.setBytes(1, response);
-            update.setString(2, id);
-            n = update.executeUpdate();
-        }
-        floor.commit();
-        return n;
+        return Floor.insertThenLockedUpdate(floor, "f" + sequence.incrementAndGet(), response);
     }
 
     /** A new key through the engine and the JPA store: claim, then complete. */
@@ -129,5 +100,61 @@ public class FirstRequestBenchmark {
         Decision.Proceed p = (Decision.Proceed) engine.begin(key, "fp", null, POLICY);
         engine.complete(p.ticket(), response);
         return p;
+    }
+
+    /** The peer: Camel's JPA repository, eager add, then confirm (it stores no response, and confirm is a no-op). */
+    @Benchmark
+    public boolean camelJpaAddThenConfirm() {
+        String key = "c" + sequence.incrementAndGet();
+        if (!camel.add(key)) {
+            throw new IllegalStateException("a new key was not new to Camel");
+        }
+        return camel.confirm(key);
+    }
+
+    /**
+     * A duplicate of a finished key that the store has to answer (no cache in front): one statement on
+     * PostgreSQL (the claim's insert does nothing), a read elsewhere.
+     */
+    @Benchmark
+    public Object duplicateThroughTheStore() {
+        return engine.begin(known, "fp", null, POLICY);
+    }
+
+    /** The peer: Camel's JPA repository told of a known key (a query in a transaction). */
+    @Benchmark
+    public boolean camelJpaDuplicate() {
+        if (camel.add("known")) {
+            throw new IllegalStateException("a known key was new to Camel");
+        }
+        return false;
+    }
+
+    /** The raw-JDBC floor's two transactions, shared by the benchmarks. */
+    static final class Floor {
+        private Floor() {
+        }
+
+        static int insertThenLockedUpdate(Connection c, String id, byte[] response) throws Exception {
+            try (PreparedStatement insert = c.prepareStatement("INSERT INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS')")) {
+                insert.setString(1, id);
+                insert.executeUpdate();
+            }
+            c.commit();
+            try (PreparedStatement lock = c.prepareStatement("SELECT status FROM bench_floor WHERE id = ? FOR UPDATE")) {
+                lock.setString(1, id);
+                try (ResultSet rs = lock.executeQuery()) {
+                    rs.next();
+                }
+            }
+            int n;
+            try (PreparedStatement update = c.prepareStatement("UPDATE bench_floor SET status = 'COMPLETED', response = ? WHERE id = ?")) {
+                update.setBytes(1, response);
+                update.setString(2, id);
+                n = update.executeUpdate();
+            }
+            c.commit();
+            return n;
+        }
     }
 }

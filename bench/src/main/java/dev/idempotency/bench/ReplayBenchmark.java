@@ -12,7 +12,9 @@ import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.spi.Ticket;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 
+import org.apache.camel.component.infinispan.embedded.InfinispanEmbeddedIdempotentRepository;
 import org.infinispan.Cache;
+import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -32,7 +34,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Replay of a finished key through the engine with the cache in front (1 KiB request body fingerprinted,
- * 1 KiB stored response), beside its floor: SHA-256 of 1 KiB plus an Infinispan local get.
+ * 1 KiB stored response), beside its floor: SHA-256 of 1 KiB plus an Infinispan local get; and beside the peer,
+ * Camel's {@code camel-infinispan-embedded} repository answering a duplicate ({@code add} of a known key: a
+ * {@code putIfAbsent} on a local cache of the same manager; it checks no fingerprint and returns no response).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -46,11 +50,14 @@ public class ReplayBenchmark {
     EmbeddedCacheManager manager;
     Cache<String, byte[]> raw;
     IdempotencyEngine engine;
+    InfinispanEmbeddedIdempotentRepository camel;
     ScopedKey key = new ScopedKey("com.acme.Payments#create(PaymentRequest)", "alice", "order-1001");
-    String rawKey = key.id();
+    String rawKey = key.cacheId();
+    MessageDigest sha;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUp() throws Exception {
+        sha = MessageDigest.getInstance("SHA-256");
         new Random(1).nextBytes(body);
         new Random(2).nextBytes(response);
         manager = CacheManagers.start(false, "bench", "bench", null, "127.0.0.1", 7800, "127.0.0.1[7800]", 100_000);
@@ -60,6 +67,13 @@ public class ReplayBenchmark {
         InfinispanRecordCache cache = new InfinispanRecordCache(raw, Clock.systemUTC(), signals);
         engine = new IdempotencyEngine(new InMemoryIdempotencyStore(), Clock.systemUTC(), "bench", TransactionBridge.NONE,
                 signals, Runnable::run, Duration.ofSeconds(5), cache);
+        manager.defineConfiguration("camel", new ConfigurationBuilder().build());
+        camel = new InfinispanEmbeddedIdempotentRepository("camel");
+        camel.setCacheContainer(manager);
+        camel.start();
+        if (!camel.add(rawKey)) {
+            throw new IllegalStateException("Camel's repository is not empty");
+        }
         String fp = fingerprint();
         Ticket t = ((Decision.Proceed) engine.begin(key, fp, null, POLICY)).ticket();
         engine.complete(t, response);
@@ -67,6 +81,7 @@ public class ReplayBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
+        camel.stop();
         manager.stop();
     }
 
@@ -74,10 +89,11 @@ public class ReplayBenchmark {
         return Fingerprint.start().add("POST").add("/api/payments").add((String) null).add("application/json").add(body).hex();
     }
 
-    /** The floor: what a replay cannot avoid. */
+    /** The floor: what a replay cannot avoid (a digest kept from one call to the next, a key built per call). */
     @Benchmark
-    public Object floorSha256AndLocalGet() throws Exception {
-        byte[] digest = MessageDigest.getInstance("SHA-256").digest(body);
+    public Object floorSha256AndLocalGet() {
+        sha.reset();
+        byte[] digest = sha.digest(body);
         return raw.get(rawKey + "-floor").length + digest[0];
     }
 
@@ -85,5 +101,24 @@ public class ReplayBenchmark {
     @Benchmark
     public Object replayThroughTheEngine() {
         return engine.begin(key, fingerprint(), null, POLICY);
+    }
+
+    /** The peer: Camel's embedded Infinispan repository told of a duplicate (no fingerprint, no response). */
+    @Benchmark
+    public boolean camelInfinispanDuplicate() {
+        if (camel.add(rawKey)) {
+            throw new IllegalStateException("a known key was new to Camel");
+        }
+        return false;
+    }
+
+    /** The peer doing the same work as the library: the duplicate's 1 KiB fingerprinted, then Camel's check. */
+    @Benchmark
+    public boolean camelInfinispanDuplicateWithFingerprint() {
+        String fp = fingerprint();
+        if (camel.add(rawKey)) {
+            throw new IllegalStateException("a known key was new to Camel");
+        }
+        return fp.isEmpty();
     }
 }

@@ -18,7 +18,10 @@ import jakarta.ws.rs.core.UriInfo;
 
 import java.net.URI;
 
-/** {@code /api/payments}: create one (idempotent, {@code Idempotency-Key} required), read one, stats. */
+/**
+ * {@code /api/payments}: create one (idempotent, {@code Idempotency-Key} required), read one, stats; and
+ * {@code /api/payments/unprotected}, the same create without the protection, for the benchmarks.
+ */
 @Path("/payments")
 @RequestScoped
 @Produces(MediaType.APPLICATION_JSON)
@@ -37,6 +40,24 @@ public class PaymentsResource {
     @Idempotent
     @Consumes(MediaType.APPLICATION_JSON)
     public Response create(PaymentRequest request, @Context UriInfo uri) {
+        Response invalid = validate(request);
+        if (invalid != null) {
+            return invalid;
+        }
+        String owner = security.getUserPrincipal() == null ? "anonymous" : security.getUserPrincipal().getName();
+        Payment p = payments.charge(request.amount, request.currency, request.reference, owner,
+                request.delayMillis == null ? 0 : request.delayMillis, Boolean.TRUE.equals(request.fail));
+        return Response.created(URI.create("/api/payments/" + p.getId())).entity(PaymentView.of(p)).build();
+    }
+
+    /**
+     * The same operation as {@link #create} without {@code @Idempotent} (an {@code Idempotency-Key} header is
+     * ignored): the unprotected twin the HTTP load driver compares against, see BENCHMARKS.md.
+     */
+    @POST
+    @Path("unprotected")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response createUnprotected(PaymentRequest request, @Context UriInfo uri) {
         Response invalid = validate(request);
         if (invalid != null) {
             return invalid;

@@ -1,0 +1,374 @@
+package dev.idempotency.bench.http;
+
+import org.HdrHistogram.Histogram;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A closed-loop HTTP load driver against the example application: {@code POST /api/payments}
+ * ({@code @Idempotent}) beside its unprotected twin {@code POST /api/payments/unprotected}, with the same
+ * request stream. Not JMH: a plain {@code main}, see BENCHMARKS.md and {@code bench/http-load}.
+ *
+ * <p>Workloads: {@code unique} (a fresh key per request), {@code retries50} (every key sent twice in a row
+ * by the same thread: half the requests are retries) and {@code burst} ({@code --burst} concurrent requests
+ * with one key, then the next key). Each of {@code --threads} threads sends its next request when the
+ * previous answer arrived; after {@code --warmup} seconds the requests that start and end within the next
+ * {@code --seconds} are measured. After each run the example's {@code /api/payments/stats} is read and the
+ * charges that ran are checked against the keys that got a {@code 201}.
+ */
+public final class HttpLoad {
+
+    static final String REPLAYED = "Idempotent-Replayed";
+    static final long HIGHEST_MICROS = TimeUnit.SECONDS.toMicros(120);
+    static final Pattern STAT = Pattern.compile("\"(charges|payments)\"\\s*:\\s*(\\d+)");
+
+    final String base;
+    final int threads;
+    final int seconds;
+    final int warmup;
+    final int burst;
+    final String user;          // who the requests are sent as, for the header line
+    final String authorization; // null: anonymous
+    final HttpClient client = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
+
+    HttpLoad(Map<String, String> options) {
+        base = options.getOrDefault("base", "http://localhost:8080").replaceAll("/+$", "");
+        threads = Integer.parseInt(options.getOrDefault("threads", "8"));
+        seconds = Integer.parseInt(options.getOrDefault("seconds", "20"));
+        warmup = Integer.parseInt(options.getOrDefault("warmup", "10"));
+        burst = Integer.parseInt(options.getOrDefault("burst", "8"));
+        // The example's demo users (Users.java); keys are per user. "anonymous" sends no credentials.
+        String credentials = options.getOrDefault("user", "alice:alice-pw");
+        user = credentials.split(":")[0];
+        authorization = credentials.equals("anonymous") ? null
+                : "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> options = parse(args);
+        String workload = options.getOrDefault("workload", "unique");
+        String endpoint = options.getOrDefault("endpoint", "both");
+        if (!List.of("unique", "retries50", "burst").contains(workload)
+                || !List.of("protected", "unprotected", "both").contains(endpoint)) {
+            usage("unknown --workload or --endpoint");
+        }
+        HttpLoad load = new HttpLoad(options);
+        System.out.printf(Locale.ROOT, "# %s, workload %s, %d threads, warm-up %d s, measured %d s%s, as %s%n",
+                load.base, workload, load.threads, load.warmup, load.seconds,
+                workload.equals("burst") ? ", burst " + load.burst : "", load.user);
+        List<Result> results = new ArrayList<>();
+        for (String e : endpoint.equals("both") ? List.of("protected", "unprotected") : List.of(endpoint)) {
+            results.add(load.run(e, workload));
+        }
+        if (results.size() == 2) {
+            compare(results.get(0), results.get(1));
+        }
+        // The client's selector and executor threads are not daemons before Java 21's close().
+        System.exit(0);
+    }
+
+    static Map<String, String> parse(String[] args) {
+        Map<String, String> options = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--") || i + 1 == args.length) {
+                usage("bad argument " + args[i]);
+            }
+            options.put(args[i].substring(2), args[++i]);
+        }
+        return options;
+    }
+
+    static void usage(String problem) {
+        System.err.println(problem);
+        System.err.println("usage: HttpLoad [--base http://localhost:8080] [--threads 8] [--seconds 20] [--warmup 10]"
+                + " [--workload unique|retries50|burst] [--endpoint protected|unprotected|both] [--burst 8]"
+                + " [--user alice:alice-pw|anonymous]");
+        System.exit(2);
+    }
+
+    /** One run: warm-up, measurement, then the server's stats and the check. */
+    Result run(String endpoint, String workload) throws Exception {
+        URI uri = URI.create(base + (endpoint.equals("protected") ? "/api/payments" : "/api/payments/unprotected"));
+        long[] before = stats();
+        long measureStart = System.nanoTime() + TimeUnit.SECONDS.toNanos(warmup);
+        long measureEnd = measureStart + TimeUnit.SECONDS.toNanos(seconds);
+        List<Worker> workers = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            Worker w = new Worker(uri, workload, measureStart, measureEnd);
+            workers.add(w);
+            Thread t = new Thread(w, "load-" + i);
+            w.thread = t;
+            t.start();
+        }
+        for (Worker w : workers) {
+            w.thread.join();
+        }
+        long[] after = stats();
+
+        Result r = new Result(endpoint, workload);
+        for (Worker w : workers) {
+            r.add(w);
+        }
+        System.out.println(r.line(seconds));
+        r.check(before, after);
+        return r;
+    }
+
+    /** Charges and payments from {@code GET /api/payments/stats}. */
+    long[] stats() throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/api/payments/stats"))
+                .timeout(Duration.ofSeconds(60)).GET();
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
+        HttpResponse<String> response = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException("GET /api/payments/stats: " + response.statusCode() + " " + response.body());
+        }
+        long[] values = new long[2];
+        Matcher m = STAT.matcher(response.body());
+        while (m.find()) {
+            values[m.group(1).equals("charges") ? 0 : 1] = Long.parseLong(m.group(2));
+        }
+        return values;
+    }
+
+    HttpRequest request(URI uri, String key) {
+        // The reference is the key: the body is the same size in every workload, and a retry is the same body.
+        String body = "{\"amount\":1250,\"currency\":\"EUR\",\"reference\":\"" + key + "\"}";
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri)
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString(body));
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
+        return b.build();
+    }
+
+    /** One request's outcome: status (or the exception), whether it was a replay, when it ended. */
+    record Outcome(int status, boolean replayed, Throwable failure, String unexpected, long end) {
+
+        static Outcome of(HttpResponse<byte[]> response) {
+            int status = response.statusCode();
+            // Anything but a success or a 409 (a duplicate while the first runs) is kept to be printed.
+            String unexpected = status / 100 == 2 || status == 409 ? null
+                    : status + " " + new String(response.body(), StandardCharsets.UTF_8);
+            return new Outcome(status, response.headers().firstValue(REPLAYED).map("true"::equalsIgnoreCase).orElse(false),
+                    null, unexpected, System.nanoTime());
+        }
+
+        static Outcome failed(Throwable failure) {
+            return new Outcome(0, false, failure, failure.toString(), System.nanoTime());
+        }
+
+        String category() {
+            if (failure != null) {
+                Throwable t = failure.getCause() != null && failure instanceof java.util.concurrent.CompletionException
+                        ? failure.getCause() : failure;
+                return t.getClass().getSimpleName();
+            }
+            return status == 201 && replayed ? "201-replay" : String.valueOf(status);
+        }
+    }
+
+    /** One closed-loop thread; its histograms and counts are its own, merged after the run. */
+    final class Worker implements Runnable {
+        final URI uri;
+        final String workload;
+        final long measureStart;
+        final long measureEnd;
+        Thread thread;
+
+        final Histogram all = new Histogram(HIGHEST_MICROS, 3);
+        final Histogram fresh = new Histogram(HIGHEST_MICROS, 3);
+        final Histogram replays = new Histogram(HIGHEST_MICROS, 3);
+        final Map<String, Long> measured = new TreeMap<>(); // status counts, measured requests only
+        final Map<String, Long> total = new TreeMap<>();    // status counts, warm-up included
+        long keysWith201;   // keys that got at least one 201 (warm-up included)
+        long fresh201;      // 201s without Idempotent-Replayed (warm-up included)
+        final List<String> errors = new ArrayList<>();
+
+        Worker(URI uri, String workload, long measureStart, long measureEnd) {
+            this.uri = uri;
+            this.workload = workload;
+            this.measureStart = measureStart;
+            this.measureEnd = measureEnd;
+        }
+
+        @Override
+        public void run() {
+            // A new key only while the measurement lasts; a started pair or burst is finished.
+            while (System.nanoTime() < measureEnd) {
+                String key = UUID.randomUUID().toString();
+                boolean got201 = false;
+                switch (workload) {
+                    case "unique" -> got201 = send(key);
+                    case "retries50" -> {
+                        got201 = send(key);
+                        got201 |= send(key);
+                    }
+                    default -> got201 = burst(key);
+                }
+                if (got201) {
+                    keysWith201++;
+                }
+            }
+        }
+
+        /** One blocking request; true if it got a 201. */
+        boolean send(String key) {
+            HttpRequest request = request(uri, key);
+            long start = System.nanoTime();
+            Outcome outcome;
+            try {
+                outcome = Outcome.of(client.send(request, HttpResponse.BodyHandlers.ofByteArray()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                outcome = Outcome.failed(e);
+            } catch (IOException | RuntimeException e) {
+                outcome = Outcome.failed(e);
+            }
+            return record(start, outcome);
+        }
+
+        /** {@code burst} concurrent requests with one key, all sent at once and joined; true if one got a 201. */
+        boolean burst(String key) {
+            List<CompletableFuture<Outcome>> inFlight = new ArrayList<>(burst);
+            long start = System.nanoTime();
+            for (int i = 0; i < burst; i++) {
+                inFlight.add(client.sendAsync(request(uri, key), HttpResponse.BodyHandlers.ofByteArray())
+                        .handle((response, failure) -> failure == null ? Outcome.of(response) : Outcome.failed(failure)));
+            }
+            boolean got201 = false;
+            for (CompletableFuture<Outcome> f : inFlight) {
+                got201 |= record(start, f.join());
+            }
+            return got201;
+        }
+
+        boolean record(long start, Outcome outcome) {
+            String category = outcome.category();
+            total.merge(category, 1L, Long::sum);
+            if (outcome.unexpected != null && errors.size() < 3) {
+                String u = outcome.unexpected;
+                errors.add(u.length() > 300 ? u.substring(0, 300) + "..." : u);
+            }
+            if (outcome.status == 201 && !outcome.replayed) {
+                fresh201++;
+            }
+            if (start >= measureStart && outcome.end <= measureEnd) {
+                long micros = Math.min(HIGHEST_MICROS, Math.max(1, (outcome.end - start) / 1_000));
+                all.recordValue(micros);
+                if (outcome.status == 201) {
+                    (outcome.replayed ? replays : fresh).recordValue(micros);
+                }
+                measured.merge(category, 1L, Long::sum);
+            }
+            return outcome.status == 201;
+        }
+    }
+
+    /** A run's merged numbers. */
+    static final class Result {
+        final String endpoint;
+        final String workload;
+        final Histogram all = new Histogram(HIGHEST_MICROS, 3);
+        final Histogram fresh = new Histogram(HIGHEST_MICROS, 3);
+        final Histogram replays = new Histogram(HIGHEST_MICROS, 3);
+        final Map<String, Long> measured = new TreeMap<>();
+        final Map<String, Long> total = new TreeMap<>();
+        final List<String> errors = new ArrayList<>();
+        long keysWith201;
+        long fresh201;
+        double throughput;
+
+        Result(String endpoint, String workload) {
+            this.endpoint = endpoint;
+            this.workload = workload;
+        }
+
+        void add(Worker w) {
+            all.add(w.all);
+            fresh.add(w.fresh);
+            replays.add(w.replays);
+            w.measured.forEach((k, v) -> measured.merge(k, v, Long::sum));
+            w.total.forEach((k, v) -> total.merge(k, v, Long::sum));
+            keysWith201 += w.keysWith201;
+            fresh201 += w.fresh201;
+            w.errors.stream().limit(3 - errors.size()).forEach(errors::add);
+        }
+
+        String line(int seconds) {
+            throughput = all.getTotalCount() / (double) seconds;
+            StringBuilder s = new StringBuilder(String.format(Locale.ROOT,
+                    "%-11s %-9s %8.1f req/s  p50 %7s  p99 %7s  p99.9 %7s ms  n=%d %s",
+                    endpoint, workload, throughput, ms(all, 50), ms(all, 99), ms(all, 99.9), all.getTotalCount(), measured));
+            if (workload.equals("retries50")) {
+                s.append(String.format(Locale.ROOT, "  fresh p50/p99 %s/%s ms  replay p50/p99 %s/%s ms",
+                        ms(fresh, 50), ms(fresh, 99), ms(replays, 50), ms(replays, 99)));
+            }
+            return s.toString();
+        }
+
+        /**
+         * The server's charges during the run (warm-up included) against what the client saw: protected,
+         * one charge per key that got a 201, and no key answered fresh twice; unprotected, one per 201.
+         */
+        void check(long[] before, long[] after) {
+            long charges = after[0] - before[0];
+            long payments = after[1] - before[1];
+            long created = total.getOrDefault("201", 0L) + total.getOrDefault("201-replay", 0L);
+            boolean isProtected = endpoint.equals("protected");
+            long expected = isProtected ? keysWith201 : created;
+            boolean ok = charges == expected && (!isProtected || fresh201 == keysWith201);
+            System.out.printf(Locale.ROOT, "  stats: charges +%d (now %d), payments +%d (now %d); all requests %s;"
+                    + " keys with a 201 %d, fresh 201s %d: %s%n",
+                    charges, after[0], payments, after[1], total, keysWith201, fresh201,
+                    ok ? "ok" : "MISMATCH: expected " + expected + " charges" + (isProtected
+                            ? " (one per key with a 201) and as many fresh 201s as keys" : " (one per 201)"));
+            for (String e : errors) {
+                System.out.println("  unexpected (first ones): " + e);
+            }
+        }
+    }
+
+    /** A percentile in milliseconds, "-" when nothing was recorded. */
+    static String ms(Histogram h, double percentile) {
+        return h.getTotalCount() == 0 ? "-"
+                : String.format(Locale.ROOT, "%.2f", h.getValueAtPercentile(percentile) / 1000.0);
+    }
+
+    /** Protected against unprotected, the targets. */
+    static void compare(Result p, Result u) {
+        System.out.printf(Locale.ROOT, "  protected/unprotected throughput: %.2fx", p.throughput / u.throughput);
+        if (p.workload.equals("retries50")) {
+            // Retries served at least as fast as the unprotected endpoint serves fresh requests.
+            System.out.printf(Locale.ROOT, "; replay p50/p99 %s/%s ms (protected) vs p50/p99 %s/%s ms (unprotected)",
+                    ms(p.replays, 50), ms(p.replays, 99), ms(u.all, 50), ms(u.all, 99));
+        }
+        System.out.println();
+    }
+}
