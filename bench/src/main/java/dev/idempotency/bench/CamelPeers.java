@@ -31,7 +31,8 @@ final class CamelPeers {
 
     static EntityManagerFactory messageProcessedUnit(DataSource dataSource) {
         return new HibernatePersistenceProvider().createContainerEntityManagerFactory(new Unit(dataSource),
-                Map.of("hibernate.hbm2ddl.auto", "create-drop", "hibernate.show_sql", "false"));
+                Map.of("hibernate.hbm2ddl.auto", "create-drop", "hibernate.show_sql", "false",
+                        "hibernate.connection.provider_disables_autocommit", "true"));
     }
 
     static JpaMessageIdRepository jpa(EntityManagerFactory emf, String processorName) {

@@ -60,7 +60,7 @@ public class DistinctKeysBenchmark {
     public void setUp() throws Exception {
         database.reset(1000);
         pool = database.pool(16);
-        emf = IdempotencyPersistenceUnit.create(pool, false, Map.of());
+        emf = IdempotencyPersistenceUnit.create(pool, false, Database.JPA_PROPERTIES);
         engine = IdempotencyEngine.simple(new JpaIdempotencyStore(new ResourceLocalTransactions(emf), Duration.ofSeconds(5),
                 JpaSchema.insertIfAbsent(pool)), Clock.systemUTC(), "bench");
         camelEmf = CamelPeers.messageProcessedUnit(pool);
