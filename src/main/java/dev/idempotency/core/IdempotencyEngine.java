@@ -136,7 +136,14 @@ public final class IdempotencyEngine {
             return finished(key, cached, fingerprint, started, true);
         }
         long deadline = System.nanoTime() + policy.waitTimeout().toNanos();
-        while (true) {
+        for (boolean woken = false; ; woken = true) {
+            if (woken) {
+                // Woken by a completion, which reaches the cache (on every node) before the wake-up: no SQL.
+                IdempotencyRecord done = cache.get(key).orElse(null);
+                if (done != null && done.isFinished() && !done.isExpired(clock.instant())) {
+                    return finished(key, done, fingerprint, started, true);
+                }
+            }
             CompletionSignals.Subscription subscription = policy.waitForResult() ? signals.subscribe(key) : null;
             try {
                 Instant now = clock.instant();
