@@ -28,7 +28,9 @@ import java.util.regex.Pattern;
  * request stream. Not JMH: a plain {@code main}, see BENCHMARKS.md and {@code bench/http-load}.
  *
  * <p>Workloads: {@code unique} (a fresh key per request), {@code retries50} (every key sent twice in a row
- * by the same thread: half the requests are retries) and {@code burst} ({@code --burst} concurrent requests
+ * by the same thread: half the requests are retries), {@code retries} (each thread cycles through 16 keys of its
+ * own: after their first sending, in the warm-up, every request is a retry; the unprotected twin runs each one
+ * afresh, which is the comparison the issue's target asks for) and {@code burst} ({@code --burst} concurrent requests
  * with one key, then the next key). Each of {@code --threads} threads sends its next request when the
  * previous answer arrived; after {@code --warmup} seconds the requests that start and end within the next
  * {@code --seconds} are measured. After each run the example's {@code /api/payments/stats} is read and the
@@ -69,7 +71,7 @@ public final class HttpLoad {
         Map<String, String> options = parse(args);
         String workload = options.getOrDefault("workload", "unique");
         String endpoint = options.getOrDefault("endpoint", "both");
-        if (!List.of("unique", "retries50", "burst").contains(workload)
+        if (!List.of("unique", "retries50", "retries", "burst").contains(workload)
                 || !List.of("protected", "unprotected", "both").contains(endpoint)) {
             usage("unknown --workload or --endpoint");
         }
@@ -102,7 +104,7 @@ public final class HttpLoad {
     static void usage(String problem) {
         System.err.println(problem);
         System.err.println("usage: HttpLoad [--base http://localhost:8080] [--threads 8] [--seconds 20] [--warmup 10]"
-                + " [--workload unique|retries50|burst] [--endpoint protected|unprotected|both] [--burst 8]"
+                + " [--workload unique|retries50|retries|burst] [--endpoint protected|unprotected|both] [--burst 8]"
                 + " [--user alice:alice-pw|anonymous]");
         System.exit(2);
     }
@@ -210,6 +212,9 @@ public final class HttpLoad {
         long keysWith201;   // keys that got at least one 201 (warm-up included)
         long fresh201;      // 201s without Idempotent-Replayed (warm-up included)
         final List<String> errors = new ArrayList<>();
+        final String[] known = new String[16]; // the retries workload's keys
+        final java.util.Set<String> keysAnswered201 = new java.util.HashSet<>();
+        int next;
 
         Worker(URI uri, String workload, long measureStart, long measureEnd) {
             this.uri = uri;
@@ -221,7 +226,17 @@ public final class HttpLoad {
         @Override
         public void run() {
             // A new key only while the measurement lasts; a started pair or burst is finished.
+            for (int i = 0; i < known.length; i++) {
+                known[i] = UUID.randomUUID().toString();
+            }
             while (System.nanoTime() < measureEnd) {
+                if (workload.equals("retries")) {
+                    String k = known[next++ % known.length];
+                    if (send(k) && keysAnswered201.add(k)) {
+                        keysWith201++;
+                    }
+                    continue;
+                }
                 String key = UUID.randomUUID().toString();
                 boolean got201 = false;
                 switch (workload) {
@@ -326,7 +341,7 @@ public final class HttpLoad {
             StringBuilder s = new StringBuilder(String.format(Locale.ROOT,
                     "%-11s %-9s %8.1f req/s  p50 %7s  p99 %7s  p99.9 %7s ms  n=%d %s",
                     endpoint, workload, throughput, ms(all, 50), ms(all, 99), ms(all, 99.9), all.getTotalCount(), measured));
-            if (workload.equals("retries50")) {
+            if (workload.startsWith("retries")) {
                 s.append(String.format(Locale.ROOT, "  fresh p50/p99 %s/%s ms  replay p50/p99 %s/%s ms",
                         ms(fresh, 50), ms(fresh, 99), ms(replays, 50), ms(replays, 99)));
             }
@@ -364,7 +379,7 @@ public final class HttpLoad {
     /** Protected against unprotected, the targets. */
     static void compare(Result p, Result u) {
         System.out.printf(Locale.ROOT, "  protected/unprotected throughput: %.2fx", p.throughput / u.throughput);
-        if (p.workload.equals("retries50")) {
+        if (p.workload.startsWith("retries")) {
             // Retries served at least as fast as the unprotected endpoint serves fresh requests.
             System.out.printf(Locale.ROOT, "; replay p50/p99 %s/%s ms (protected) vs p50/p99 %s/%s ms (unprotected)",
                     ms(p.replays, 50), ms(p.replays, 99), ms(u.all, 50), ms(u.all, 99));
