@@ -1,18 +1,7 @@
 package dev.idempotency.bench;
 
-import dev.idempotency.core.Decision;
-import dev.idempotency.core.IdempotencyEngine;
-import dev.idempotency.core.Policy;
-import dev.idempotency.spi.ScopedKey;
-import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
-import dev.idempotency.store.jpa.JpaIdempotencyStore;
-import dev.idempotency.store.jpa.JpaSchema;
-import dev.idempotency.store.jpa.ResourceLocalTransactions;
 
-import io.agroal.api.AgroalDataSource;
-import jakarta.persistence.EntityManagerFactory;
 
-import org.apache.camel.processor.idempotent.jpa.JpaMessageIdRepository;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -26,9 +15,6 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 
 import java.sql.Connection;
-import java.time.Clock;
-import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -43,36 +29,21 @@ import java.util.concurrent.atomic.AtomicLong;
 @Threads(8)
 public class DistinctKeysBenchmark {
 
-    static final Policy POLICY = FirstRequestBenchmark.POLICY;
-
     @Param({"h2", "postgresql", "mariadb"})
     public Database database;
 
-    AgroalDataSource pool;
-    EntityManagerFactory emf;
-    EntityManagerFactory camelEmf;
-    JpaMessageIdRepository camel;
-    IdempotencyEngine engine;
+    Subjects subjects;
     final AtomicLong sequence = new AtomicLong();
-    final byte[] response = new byte[1024];
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         database.reset(1000);
-        pool = database.pool(16);
-        emf = IdempotencyPersistenceUnit.create(pool, false, Database.JPA_PROPERTIES);
-        engine = IdempotencyEngine.simple(new JpaIdempotencyStore(new ResourceLocalTransactions(emf), Duration.ofSeconds(5),
-                JpaSchema.insertIfAbsent(pool)), Clock.systemUTC(), "bench");
-        camelEmf = CamelPeers.messageProcessedUnit(pool);
-        camel = CamelPeers.jpa(camelEmf, "bench");
+        subjects = new Subjects(database, 16);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        camel.stop();
-        camelEmf.close();
-        emf.close();
-        pool.close();
+        subjects.close();
     }
 
     /** Each thread's own connection for the floor. */
@@ -94,23 +65,16 @@ public class DistinctKeysBenchmark {
 
     @Benchmark
     public int floorInsertThenLockedUpdate(FloorConnection floor) throws Exception {
-        return FirstRequestBenchmark.Floor.insertThenLockedUpdate(floor.c, "f" + sequence.incrementAndGet(), response);
+        return FirstRequestBenchmark.Floor.insertThenLockedUpdate(floor.c, "f" + sequence.incrementAndGet(), subjects.response);
     }
 
     @Benchmark
     public Object firstRequestThroughTheEngine() {
-        ScopedKey key = new ScopedKey("bench", "anonymous", "k" + sequence.incrementAndGet());
-        Decision.Proceed p = (Decision.Proceed) engine.begin(key, "fp", null, POLICY);
-        engine.complete(p.ticket(), response);
-        return p;
+        return subjects.firstRequest("k" + sequence.incrementAndGet());
     }
 
     @Benchmark
     public boolean camelJpaAddThenConfirm() {
-        String key = "c" + sequence.incrementAndGet();
-        if (!camel.add(key)) {
-            throw new IllegalStateException("a new key was not new to Camel");
-        }
-        return camel.confirm(key);
+        return subjects.camelAddThenConfirm("c" + sequence.incrementAndGet());
     }
 }

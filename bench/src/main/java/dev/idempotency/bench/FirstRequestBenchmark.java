@@ -1,18 +1,8 @@
 package dev.idempotency.bench;
 
-import dev.idempotency.core.Decision;
-import dev.idempotency.core.IdempotencyEngine;
-import dev.idempotency.core.Policy;
 import dev.idempotency.spi.ScopedKey;
-import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
-import dev.idempotency.store.jpa.JpaIdempotencyStore;
-import dev.idempotency.store.jpa.JpaSchema;
-import dev.idempotency.store.jpa.ResourceLocalTransactions;
 
-import io.agroal.api.AgroalDataSource;
-import jakarta.persistence.EntityManagerFactory;
 
-import org.apache.camel.processor.idempotent.jpa.JpaMessageIdRepository;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -27,9 +17,6 @@ import org.openjdk.jmh.annotations.TearDown;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.time.Clock;
-import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -45,71 +32,49 @@ import java.util.concurrent.atomic.AtomicLong;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class FirstRequestBenchmark {
 
-    static final Policy POLICY = new Policy(Duration.ofHours(24), Duration.ofMinutes(1), false, Duration.ZERO);
-
     @Param({"h2", "postgresql", "mariadb"})
     public Database database;
 
     @Param({"1000"})
     public int records;
 
-    AgroalDataSource pool;
-    EntityManagerFactory emf;
-    EntityManagerFactory camelEmf;
-    JpaMessageIdRepository camel;
-    IdempotencyEngine engine;
+    Subjects subjects;
     Connection floor;
     final AtomicLong sequence = new AtomicLong();
     final ScopedKey known = new ScopedKey("bench", "anonymous", "known");
-    final byte[] response = new byte[1024];
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         database.reset(records);
-        pool = database.pool(16);
-        emf = IdempotencyPersistenceUnit.create(pool, false, Database.JPA_PROPERTIES);
-        engine = IdempotencyEngine.simple(new JpaIdempotencyStore(new ResourceLocalTransactions(emf), Duration.ofSeconds(5),
-                JpaSchema.insertIfAbsent(pool)), Clock.systemUTC(), "bench");
-        camelEmf = CamelPeers.messageProcessedUnit(pool);
-        camel = CamelPeers.jpa(camelEmf, "bench");
+        subjects = new Subjects(database, 16);
         floor = database.connect();
         floor.setAutoCommit(false);
-        engine.complete(((Decision.Proceed) engine.begin(known, "fp", null, POLICY)).ticket(), response);
-        camel.add("known");
+        subjects.firstRequest(known.key());
+        subjects.camel.add("known");
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
         floor.close();
-        camel.stop();
-        camelEmf.close();
-        emf.close();
-        pool.close();
+        subjects.close();
     }
 
     /** The floor: the two short transactions, in raw JDBC. */
     @Benchmark
     public int floorInsertThenLockedUpdate() throws Exception {
-        return Floor.insertThenLockedUpdate(floor, "f" + sequence.incrementAndGet(), response);
+        return Floor.insertThenLockedUpdate(floor, "f" + sequence.incrementAndGet(), subjects.response);
     }
 
     /** A new key through the engine and the JPA store: claim, then complete. */
     @Benchmark
     public Object firstRequestThroughTheEngine() {
-        ScopedKey key = new ScopedKey("bench", "anonymous", "k" + sequence.incrementAndGet());
-        Decision.Proceed p = (Decision.Proceed) engine.begin(key, "fp", null, POLICY);
-        engine.complete(p.ticket(), response);
-        return p;
+        return subjects.firstRequest("k" + sequence.incrementAndGet());
     }
 
     /** The peer: Camel's JPA repository, eager add, then confirm (it stores no response, and confirm is a no-op). */
     @Benchmark
     public boolean camelJpaAddThenConfirm() {
-        String key = "c" + sequence.incrementAndGet();
-        if (!camel.add(key)) {
-            throw new IllegalStateException("a new key was not new to Camel");
-        }
-        return camel.confirm(key);
+        return subjects.camelAddThenConfirm("c" + sequence.incrementAndGet());
     }
 
     /**
@@ -118,13 +83,13 @@ public class FirstRequestBenchmark {
      */
     @Benchmark
     public Object duplicateThroughTheStore() {
-        return engine.begin(known, "fp", null, POLICY);
+        return subjects.engine.begin(known, "fp", null, Subjects.POLICY);
     }
 
     /** The peer: Camel's JPA repository told of a known key (a query in a transaction). */
     @Benchmark
     public boolean camelJpaDuplicate() {
-        if (camel.add("known")) {
+        if (subjects.camel.add("known")) {
             throw new IllegalStateException("a known key was new to Camel");
         }
         return false;

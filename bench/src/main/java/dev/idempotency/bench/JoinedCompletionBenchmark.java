@@ -55,7 +55,7 @@ import java.util.concurrent.atomic.AtomicLong;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 public class JoinedCompletionBenchmark {
 
-    static final Policy POLICY = FirstRequestBenchmark.POLICY;
+    static final Policy POLICY = Subjects.POLICY;
 
     @Param({"h2", "postgresql", "mariadb"})
     public Database database;

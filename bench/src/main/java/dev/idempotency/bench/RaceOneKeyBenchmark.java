@@ -2,18 +2,9 @@ package dev.idempotency.bench;
 
 import dev.idempotency.IdempotencyException;
 import dev.idempotency.core.Decision;
-import dev.idempotency.core.IdempotencyEngine;
-import dev.idempotency.core.Policy;
 import dev.idempotency.spi.ScopedKey;
-import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
-import dev.idempotency.store.jpa.JpaIdempotencyStore;
-import dev.idempotency.store.jpa.JpaSchema;
-import dev.idempotency.store.jpa.ResourceLocalTransactions;
 
-import io.agroal.api.AgroalDataSource;
-import jakarta.persistence.EntityManagerFactory;
 
-import org.apache.camel.processor.idempotent.jpa.JpaMessageIdRepository;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -27,11 +18,8 @@ import org.openjdk.jmh.annotations.TearDown;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -53,30 +41,19 @@ import java.util.concurrent.atomic.AtomicLong;
 public class RaceOneKeyBenchmark {
 
     static final int RACERS = 8;
-    static final Policy REJECT = new Policy(Duration.ofHours(24), Duration.ofMinutes(1), false, Duration.ZERO);
 
     @Param({"h2", "postgresql", "mariadb"})
     public Database database;
 
-    AgroalDataSource pool;
-    EntityManagerFactory emf;
-    EntityManagerFactory camelEmf;
-    JpaMessageIdRepository camel;
-    IdempotencyEngine engine;
+    Subjects subjects;
     final Connection[] floors = new Connection[RACERS];
     ExecutorService racers;
     final AtomicLong sequence = new AtomicLong();
-    final byte[] response = new byte[1024];
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         database.reset(1000);
-        pool = database.pool(32);
-        emf = IdempotencyPersistenceUnit.create(pool, false, Database.JPA_PROPERTIES);
-        engine = IdempotencyEngine.simple(new JpaIdempotencyStore(new ResourceLocalTransactions(emf), Duration.ofSeconds(5),
-                JpaSchema.insertIfAbsent(pool)), Clock.systemUTC(), "bench");
-        camelEmf = CamelPeers.messageProcessedUnit(pool);
-        camel = CamelPeers.jpa(camelEmf, "bench");
+        subjects = new Subjects(database, 32);
         for (int i = 0; i < RACERS; i++) {
             floors[i] = database.connect();
             floors[i].setAutoCommit(false);
@@ -90,10 +67,7 @@ public class RaceOneKeyBenchmark {
         for (Connection c : floors) {
             c.close();
         }
-        camel.stop();
-        camelEmf.close();
-        emf.close();
-        pool.close();
+        subjects.close();
     }
 
     /** Runs one race: each racer returns whether it executed; exactly one must have. */
@@ -129,7 +103,7 @@ public class RaceOneKeyBenchmark {
         return race(racer -> {
             Connection c = floors[racer];
             try {
-                return FirstRequestBenchmark.Floor.insertThenLockedUpdate(c, id, response) == 1;
+                return FirstRequestBenchmark.Floor.insertThenLockedUpdate(c, id, subjects.response) == 1;
             } catch (SQLException duplicate) {
                 c.rollback();
                 return false;
@@ -143,9 +117,9 @@ public class RaceOneKeyBenchmark {
         ScopedKey key = new ScopedKey("bench", "anonymous", "k" + sequence.incrementAndGet());
         return race(racer -> {
             try {
-                Decision d = engine.begin(key, "fp", null, REJECT);
+                Decision d = subjects.engine.begin(key, "fp", null, Subjects.POLICY);
                 if (d instanceof Decision.Proceed p) {
-                    engine.complete(p.ticket(), response);
+                    subjects.engine.complete(p.ticket(), subjects.response);
                     return true;
                 }
                 return false;
@@ -161,8 +135,8 @@ public class RaceOneKeyBenchmark {
         String key = "c" + sequence.incrementAndGet();
         return race(racer -> {
             try {
-                if (camel.add(key)) {
-                    return camel.confirm(key);
+                if (subjects.camel.add(key)) {
+                    return subjects.camel.confirm(key);
                 }
                 return false;
             } catch (RuntimeException lostOnTheUniqueConstraint) {

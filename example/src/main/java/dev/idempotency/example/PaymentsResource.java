@@ -40,14 +40,7 @@ public class PaymentsResource {
     @Idempotent
     @Consumes(MediaType.APPLICATION_JSON)
     public Response create(PaymentRequest request, @Context UriInfo uri) {
-        Response invalid = validate(request);
-        if (invalid != null) {
-            return invalid;
-        }
-        String owner = security.getUserPrincipal() == null ? "anonymous" : security.getUserPrincipal().getName();
-        Payment p = payments.charge(request.amount, request.currency, request.reference, owner,
-                request.delayMillis == null ? 0 : request.delayMillis, Boolean.TRUE.equals(request.fail));
-        return Response.created(URI.create("/api/payments/" + p.getId())).entity(PaymentView.of(p)).build();
+        return charge(request);
     }
 
     /**
@@ -58,6 +51,11 @@ public class PaymentsResource {
     @Path("unprotected")
     @Consumes(MediaType.APPLICATION_JSON)
     public Response createUnprotected(PaymentRequest request, @Context UriInfo uri) {
+        return charge(request);
+    }
+
+    /** Validates the request, charges as the caller, answers 201 with the payment. */
+    private Response charge(PaymentRequest request) {
         Response invalid = validate(request);
         if (invalid != null) {
             return invalid;
