@@ -131,18 +131,16 @@ public final class IdempotencyEngine {
      */
     public Decision begin(ScopedKey key, String fingerprint, String requestType, Policy policy) {
         long started = System.nanoTime();
-        IdempotencyRecord cached = cache.get(key).orElse(null);
-        if (cached != null && cached.isFinished() && !cached.isExpired(clock.instant())) {
-            return finished(key, cached, fingerprint, started, true);
+        Decision fromCache = fromCache(key, fingerprint, started);
+        if (fromCache != null) {
+            return fromCache;
         }
         long deadline = System.nanoTime() + policy.waitTimeout().toNanos();
         for (boolean woken = false; ; woken = true) {
-            if (woken) {
-                // Woken by a completion, which reaches the cache (on every node) before the wake-up: no SQL.
-                IdempotencyRecord done = cache.get(key).orElse(null);
-                if (done != null && done.isFinished() && !done.isExpired(clock.instant())) {
-                    return finished(key, done, fingerprint, started, true);
-                }
+            // Woken by a completion, which reaches the cache (on every node) before the wake-up: no SQL.
+            Decision done = woken ? fromCache(key, fingerprint, started) : null;
+            if (done != null) {
+                return done;
             }
             CompletionSignals.Subscription subscription = policy.waitForResult() ? signals.subscribe(key) : null;
             try {
@@ -187,6 +185,15 @@ public final class IdempotencyEngine {
                 }
             }
         }
+    }
+
+    /** The replay (or reuse rejection) of a finished, unexpired record in the cache; null when there is none. */
+    private Decision fromCache(ScopedKey key, String fingerprint, long started) {
+        IdempotencyRecord cached = cache.get(key).orElse(null);
+        if (cached != null && cached.isFinished() && !cached.isExpired(clock.instant())) {
+            return finished(key, cached, fingerprint, started, true);
+        }
+        return null;
     }
 
     private Decision finished(ScopedKey key, IdempotencyRecord record, String fingerprint, long started, boolean fromCache) {
