@@ -100,6 +100,17 @@ public @interface Idempotent {
     String lease() default "";
 
     /**
+     * How the key is claimed: {@link ClaimMode#ATOMIC} (one transaction for the claim, the work and the
+     * result), {@link ClaimMode#LEASED} (a claim committed first and held by a lease), or
+     * {@link ClaimMode#DEFAULT}: {@code idempotency.claim} ({@code auto}: atomic where a JTA transaction
+     * manager is present and the method does not return a {@code CompletionStage}, else leased).
+     * {@code ATOMIC} on a {@code CompletionStage} method, or where there is no transaction manager, fails the
+     * deployment.
+     */
+    @Nonbinding
+    ClaimMode claim() default ClaimMode.DEFAULT;
+
+    /**
      * Message listeners only ({@code onMessage(jakarta.jms.Message)}): the string property of the message
      * that carries the key, a business id that survives a re-publish. Empty (the default) means the JMS
      * message id, which only a redelivery keeps.

@@ -71,6 +71,8 @@ class ReadmeTest {
         expected.put("idempotency.datasource", "`" + d.datasource() + "`");
         expected.put("idempotency.schema", "`" + d.schema() + "`");
         expected.put("idempotency.lock-timeout", "`" + d.lockTimeout() + "`");
+        expected.put("idempotency.claim", d.claim() == dev.idempotency.ClaimMode.DEFAULT ? "`auto`" : "?");
+        expected.put("idempotency.claim-lock-timeout", "`" + d.claimLockTimeout() + "`");
         expected.put("idempotency.purge.interval", "`" + d.purgeInterval() + "`");
         expected.put("idempotency.purge.batch-size", "`" + d.purgeBatchSize() + "`");
         expected.put("idempotency.interceptor.priority", "`" + d.interceptorPriority() + "`");

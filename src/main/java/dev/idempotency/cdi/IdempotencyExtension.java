@@ -67,6 +67,7 @@ public class IdempotencyExtension implements Extension {
         }
         if (JtaSupport.isAvailable()) {
             bbd.addAnnotatedType(JtaSupport.RequiresNewBean.class, JtaSupport.RequiresNewBean.class.getName());
+            bbd.addAnnotatedType(JtaSupport.RequiredBean.class, JtaSupport.RequiredBean.class.getName());
         }
     }
 
@@ -109,6 +110,11 @@ public class IdempotencyExtension implements Extension {
      *
      * @throws IdempotencyConfigurationException when that late resolution finds a mistake
      */
+    /** Every {@code @Idempotent} method's settings, resolved at deployment. */
+    public java.util.Collection<MethodSettings> allSettings() {
+        return java.util.List.copyOf(settings.values());
+    }
+
     public MethodSettings settingsFor(Method method) {
         MethodSettings s = settings.get(method);
         if (s != null) {

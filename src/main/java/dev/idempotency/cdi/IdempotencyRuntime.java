@@ -194,7 +194,7 @@ public class IdempotencyRuntime {
         principal = p.isResolvable() ? p : null;
         codec = new JsonCodec();
         TransactionSynchronizationRegistryHolder tsr = TransactionSynchronizationRegistryHolder.find(beans);
-        TransactionBridge bridge = tsr.bridge();
+        TransactionBridge bridge = tsr.bridge(beans);
         IdempotencyStore store = createStore(s, tsr);
         ExecutorService executor = executor();
         Clock clock = qualified(Clock.class);
@@ -205,12 +205,43 @@ public class IdempotencyRuntime {
         recordCache = createCache(s, clock, signals);
         IdempotencyEngine started = new IdempotencyEngine(store, clock, s.nodeId(), bridge, signals, executor,
                 s.lockTimeout().plusSeconds(5), recordCache == null ? RecordCache.NONE : recordCache);
+        checkClaimModes(started);
         started.observer(new Observability(metrics, metricsPublisher(), beanManager.getEvent().select(IdempotencyEvent.class), clock));
         engine = started;
         schedulePurge(s);
         LOG.log(Level.INFO, "Idempotency started on node {0} with {1} and {2}", new Object[] {s.nodeId(),
                 store.getClass().getSimpleName(), recordCache == null ? "no cache" : "an Infinispan cache ("
                 + (recordCache.cache().getCacheManager().getCacheManagerConfiguration().isClustered() ? "clustered" : "local") + ")"});
+    }
+
+    /** {@code claim = ATOMIC} where it cannot work fails the deployment, naming the methods and the fix (SPEC A5). */
+    private void checkClaimModes(IdempotencyEngine engine) {
+        if (engine.supportsAtomicClaims(true)) {
+            return;
+        }
+        boolean calls = engine.supportsAtomicClaims();
+        java.util.List<String> atomic = extension.allSettings().stream()
+                .filter(m -> m.enabled() && m.claim() == dev.idempotency.ClaimMode.ATOMIC)
+                .filter(m -> !calls || m.keySource() == dev.idempotency.config.KeySource.HTTP_HEADER)
+                .map(dev.idempotency.config.MethodSettings::describe).sorted().toList();
+        if (!atomic.isEmpty()) {
+            throw new IdempotencyConfigurationException("@Idempotent methods " + atomic + " ask for claim ATOMIC, but "
+                    + (calls ? "no UserTransaction can begin a transaction on a request's thread"
+                    : engine.store() instanceof dev.idempotency.spi.AtomicClaims ? "there is no JTA transaction manager"
+                    : "the store " + engine.store().getClass().getName() + " cannot claim inside a transaction")
+                    + ": use claim = ClaimMode.LEASED (or leave claim to its default), or run where JTA is present");
+        }
+    }
+
+    /** Whether calls of this method claim atomically (its setting, or the default where atomic claims work). */
+    public boolean atomic(dev.idempotency.config.MethodSettings m) {
+        return m.claim() == dev.idempotency.ClaimMode.ATOMIC
+                || m.claim() == dev.idempotency.ClaimMode.DEFAULT && !m.async() && engine().supportsAtomicClaims();
+    }
+
+    /** Whether requests to this resource method claim atomically: as {@link #atomic}, and a transaction can be begun on the request's thread. */
+    public boolean atomicHttp(dev.idempotency.config.MethodSettings m) {
+        return atomic(m) && engine().supportsAtomicClaims(true);
     }
 
     /** The application's cache or cache manager (qualified {@code @ForIdempotency}), else one of our own. */
@@ -394,8 +425,77 @@ public class IdempotencyRuntime {
                     lookup("java:comp/TransactionSynchronizationRegistry", jakarta.transaction.TransactionSynchronizationRegistry.class));
         }
 
-        TransactionBridge bridge() {
-            return registry == null ? TransactionBridge.NONE : new dev.idempotency.jta.JtaTransactionBridge(registry);
+        TransactionBridge bridge(Instance<Object> beans) {
+            if (registry == null) {
+                return TransactionBridge.NONE;
+            }
+            JtaSupport.RequiredBean required = beans.select(JtaSupport.RequiredBean.class).get();
+            try {
+                if (required.required(registry::getTransactionKey) == null) {
+                    LOG.log(Level.WARNING, "No container interceptor for @Transactional applies to the library's beans: "
+                            + "claims are leased");
+                    return new dev.idempotency.jta.JtaTransactionBridge(registry);
+                }
+            } catch (Exception e) {
+                throw new IdempotencyConfigurationException("Could not begin a JTA transaction: " + e, e);
+            }
+            jakarta.transaction.UserTransaction ut = userTransaction(beans);
+            LOG.log(Level.FINE, "JTA: atomic claims {0}", ut == null ? "around calls only" : "around calls and HTTP requests");
+            return new dev.idempotency.jta.JtaTransactionBridge(registry, required, ut);
+        }
+
+        /** The container's UserTransaction (a built-in bean in Jakarta EE, or JNDI), for doors that begin on a thread. */
+        private static jakarta.transaction.UserTransaction userTransaction(Instance<Object> beans) {
+            try {
+                Instance<jakarta.transaction.UserTransaction> bean = beans.select(jakarta.transaction.UserTransaction.class);
+                if (bean.isResolvable()) {
+                    return bean.get();
+                }
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "No UserTransaction bean", e);
+            }
+            jakarta.transaction.UserTransaction ut = lookup("java:comp/UserTransaction", jakarta.transaction.UserTransaction.class);
+            if (ut != null) {
+                return ut;
+            }
+            // Java SE with a transaction manager bean (Narayana's CDI integration): the same four operations.
+            Instance<jakarta.transaction.TransactionManager> tm = beans.select(jakarta.transaction.TransactionManager.class);
+            if (!tm.isResolvable()) {
+                return null;
+            }
+            jakarta.transaction.TransactionManager m = tm.get();
+            return new jakarta.transaction.UserTransaction() {
+                @Override
+                public void begin() throws jakarta.transaction.NotSupportedException, jakarta.transaction.SystemException {
+                    m.begin();
+                }
+
+                @Override
+                public void commit() throws jakarta.transaction.RollbackException, jakarta.transaction.HeuristicMixedException,
+                        jakarta.transaction.HeuristicRollbackException, jakarta.transaction.SystemException {
+                    m.commit();
+                }
+
+                @Override
+                public void rollback() throws jakarta.transaction.SystemException {
+                    m.rollback();
+                }
+
+                @Override
+                public void setRollbackOnly() throws jakarta.transaction.SystemException {
+                    m.setRollbackOnly();
+                }
+
+                @Override
+                public int getStatus() throws jakarta.transaction.SystemException {
+                    return m.getStatus();
+                }
+
+                @Override
+                public void setTransactionTimeout(int seconds) throws jakarta.transaction.SystemException {
+                    m.setTransactionTimeout(seconds);
+                }
+            };
         }
     }
 }

@@ -6,9 +6,12 @@ import dev.idempotency.IdempotencyKeyInvalidException;
 import dev.idempotency.IdempotencyKeyMissingException;
 import dev.idempotency.config.KeySource;
 import dev.idempotency.config.MethodSettings;
+import dev.idempotency.core.AtomicCall;
+import dev.idempotency.core.AtomicOutcome;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.KeyRules;
+import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.spi.Ticket;
@@ -25,8 +28,9 @@ import java.util.concurrent.CompletionStage;
 
 /**
  * The {@code @Idempotent} interceptor: check, proceed, store. Its priority (default 1100,
- * {@code idempotency.interceptor.priority}) puts it inside {@code @Transactional} (200), so that the
- * completion joins the business transaction. Everything about the method was resolved at deployment.
+ * {@code idempotency.interceptor.priority}) puts it inside {@code @Transactional} (200), so that the claim
+ * and the completion join the business transaction (atomic claims), or at least the completion does (leased
+ * claims). Everything about the method was resolved at deployment.
  */
 @Idempotent
 @Interceptor
@@ -74,9 +78,34 @@ public class IdempotentInterceptor {
         JsonCodec codec = runtime.codec();
         ScopedKey scopedKey = new ScopedKey(m.namespace(), runtime.principalName(), key);
         String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0]) : codec.fingerprint(m, args);
+        if (runtime.atomic(m)) {
+            AtomicOutcome<Object> outcome = engine.runAtomic(scopedKey, fingerprint, null, m.policy(), new AtomicCall<>() {
+                @Override
+                public Object run() throws Exception {
+                    return ctx.proceed();
+                }
+
+                @Override
+                public byte[] response(Object result) {
+                    return codec.encodeValue(m, result);
+                }
+
+                @Override
+                public boolean keeps(Throwable failure) {
+                    return m.keeps(failure);
+                }
+
+                @Override
+                public byte[] failure(Throwable failure) {
+                    return codec.encodeFailure(failure);
+                }
+            });
+            return outcome instanceof AtomicOutcome.Replayed<Object> replayed
+                    ? replay(m, codec, replayed.record()) : ((AtomicOutcome.Ran<Object>) outcome).value();
+        }
         Decision decision = engine.begin(scopedKey, fingerprint, null, m.policy());
         if (decision instanceof Decision.Replay replay) {
-            return replay(m, codec, replay);
+            return replay(m, codec, replay.record());
         }
         Ticket ticket = ((Decision.Proceed) decision).ticket();
         Object result;
@@ -93,15 +122,15 @@ public class IdempotentInterceptor {
         return result;
     }
 
-    private Object replay(MethodSettings m, JsonCodec codec, Decision.Replay replay) throws Exception {
-        if (replay.record().status() == RecordStatus.FAILED) {
-            Throwable failure = codec.decodeFailure(m, replay.record().response());
+    private Object replay(MethodSettings m, JsonCodec codec, IdempotencyRecord record) throws Exception {
+        if (record.status() == RecordStatus.FAILED) {
+            Throwable failure = codec.decodeFailure(m, record.response());
             if (m.async()) {
                 return CompletableFuture.failedFuture(failure);
             }
             throw sneaky(failure);
         }
-        Object value = codec.decodeValue(m, replay.record().response());
+        Object value = codec.decodeValue(m, record.response());
         return m.async() ? CompletableFuture.completedFuture(value) : value;
     }
 

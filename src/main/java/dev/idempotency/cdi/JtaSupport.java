@@ -26,6 +26,19 @@ final class JtaSupport {
         }
     }
 
+    /**
+     * Runs work in the caller's transaction or a new one (REQUIRED), through the container's
+     * {@code @Transactional} interceptor: any exception, checked too, rolls it back.
+     */
+    @ApplicationScoped
+    public static class RequiredBean implements dev.idempotency.jta.NewTransactions {
+        @Override
+        @Transactional(value = Transactional.TxType.REQUIRED, rollbackOn = Exception.class)
+        public <T> T required(java.util.concurrent.Callable<T> work) throws Exception {
+            return work.call();
+        }
+    }
+
     /** Runs work in a new transaction, through the container's {@code @Transactional} interceptor. */
     @ApplicationScoped
     public static class RequiresNewBean implements JtaTransactions.RequiresNew {

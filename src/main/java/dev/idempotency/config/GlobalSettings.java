@@ -1,5 +1,6 @@
 package dev.idempotency.config;
 
+import dev.idempotency.ClaimMode;
 import dev.idempotency.OnConcurrent;
 
 import org.eclipse.microprofile.config.Config;
@@ -31,6 +32,8 @@ public record GlobalSettings(
         String datasource,
         String schema,
         Duration lockTimeout,
+        ClaimMode claim,
+        Duration claimLockTimeout,
         Duration purgeInterval,
         int purgeBatchSize,
         int interceptorPriority,
@@ -76,6 +79,8 @@ public record GlobalSettings(
             "idempotency.datasource",
             "idempotency.schema",
             "idempotency.lock-timeout",
+            "idempotency.claim",
+            "idempotency.claim-lock-timeout",
             "idempotency.purge.interval",
             "idempotency.purge.batch-size",
             "idempotency.interceptor.priority",
@@ -137,6 +142,8 @@ public record GlobalSettings(
                 r.get("idempotency.datasource", "java:comp/DefaultDataSource", String::strip),
                 r.get("idempotency.schema", "create", v -> ConfigValues.oneOf("idempotency.schema", v, "create", "none")),
                 r.get("idempotency.lock-timeout", "PT5S", v -> ConfigValues.duration("idempotency.lock-timeout", v, true)),
+                r.get("idempotency.claim", "auto", v -> claimMode("idempotency.claim", v)),
+                r.get("idempotency.claim-lock-timeout", "PT1S", v -> ConfigValues.duration("idempotency.claim-lock-timeout", v, true)),
                 r.get("idempotency.purge.interval", "PT5M", v -> ConfigValues.duration("idempotency.purge.interval", v, false)),
                 r.get("idempotency.purge.batch-size", "500", v -> ConfigValues.integer("idempotency.purge.batch-size", v, 1, 100_000)),
                 r.get("idempotency.interceptor.priority", String.valueOf(DEFAULT_INTERCEPTOR_PRIORITY),
@@ -176,6 +183,12 @@ public record GlobalSettings(
                 r.get("idempotency.manager.max-records", "100000",
                         v -> ConfigValues.integer("idempotency.manager.max-records", v, 0, Integer.MAX_VALUE)),
                 Map.copyOf(jpa));
+    }
+
+    /** {@code auto} (the default: {@link ClaimMode#DEFAULT}), {@code atomic} or {@code leased}. */
+    public static ClaimMode claimMode(String key, String value) {
+        String v = ConfigValues.oneOf(key, value, "auto", "atomic", "leased");
+        return v.equals("auto") ? ClaimMode.DEFAULT : ClaimMode.valueOf(v.toUpperCase(java.util.Locale.ROOT));
     }
 
     private static Set<String> names(String value) {

@@ -1,5 +1,6 @@
 package dev.idempotency.config;
 
+import dev.idempotency.ClaimMode;
 import dev.idempotency.core.Policy;
 
 import java.lang.reflect.Method;
@@ -24,6 +25,8 @@ import java.util.List;
  * @param voidResult       whether there is no value to store
  * @param http             the HTTP settings (used when the method is a JAX-RS resource method)
  * @param messageProperty  the JMS message property with the key, or {@code null} for the JMS message id
+ * @param claim            how the key is claimed: {@link ClaimMode#ATOMIC}, {@link ClaimMode#LEASED}, or
+ *                         {@link ClaimMode#DEFAULT} (atomic when the runtime can, else leased)
  */
 public record MethodSettings(
         Method method,
@@ -39,7 +42,8 @@ public record MethodSettings(
         boolean async,
         boolean voidResult,
         HttpOptions http,
-        String messageProperty) {
+        String messageProperty,
+        ClaimMode claim) {
 
     /** Whether the outcome of this exception is kept ({@code FAILED}) rather than released. */
     public boolean keeps(Throwable t) {

@@ -3,6 +3,7 @@ package dev.idempotency.config;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyKey;
 import dev.idempotency.OnConcurrent;
+import dev.idempotency.ClaimMode;
 import dev.idempotency.core.Policy;
 import dev.idempotency.spi.ScopedKey;
 
@@ -33,7 +34,7 @@ public final class MethodSettingsResolver {
 
     /** The members that configuration may override. */
     public static final Set<String> MEMBERS = Set.of("enabled", "namespace", "required", "keepOn", "releaseOn",
-            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen", "messageProperty");
+            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen", "messageProperty", "claim");
 
     private static final String SEGMENT = "Idempotent/";
 
@@ -158,6 +159,9 @@ public final class MethodSettingsResolver {
                     + "remove messageProperty");
         }
 
+        ClaimMode claim = lookup.get("claim", annotation.claim() == ClaimMode.DEFAULT ? null : annotation.claim().name(),
+                v -> GlobalSettings.claimMode(lookup.keyOf("claim"), v), global.claim());
+
         // What is stored (I2, I4)
         Type returnType = method.getGenericReturnType();
         boolean async = CompletionStage.class.isAssignableFrom(method.getReturnType());
@@ -186,6 +190,10 @@ public final class MethodSettingsResolver {
                 }
             }
         }
+        if (async && claim == ClaimMode.ATOMIC) {
+            errors.add("@Idempotent method " + where + " returns a CompletionStage and asks for claim ATOMIC: its work ends "
+                    + "after the transaction could commit. Use claim = ClaimMode.LEASED (or leave claim to its default)");
+        }
         if (Modifier.isStatic(method.getModifiers()) || Modifier.isPrivate(method.getModifiers())) {
             errors.add("@Idempotent method " + where + " is static or private, so no interceptor can run: make it a public "
                     + "business method");
@@ -194,8 +202,8 @@ public final class MethodSettingsResolver {
             return Optional.empty();
         }
         return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keepOn, releaseOn,
-                new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout), valueType, async, voidResult,
-                new HttpOptions(header, keepStatus, maxResponseSize, failOpen), messageProperty));
+                new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout, global.claimLockTimeout()), valueType, async, voidResult,
+                new HttpOptions(header, keepStatus, maxResponseSize, failOpen), messageProperty, claim));
     }
 
     /** {@code <fqcn>#<method>(<simple parameter types>)}, shortened with a hash when over 200 characters. */

@@ -13,4 +13,11 @@ public sealed interface Decision {
     /** A finished record with the same fingerprint: answer with it; the operation does not run. */
     record Replay(IdempotencyRecord record) implements Decision {
     }
+
+    /**
+     * Atomic claims ({@link IdempotencyEngine#beginAtomic}): the key is claimed in an open transaction; run the
+     * operation, then {@link IdempotencyEngine#completeAtomic} or {@link IdempotencyEngine#abortAtomic}.
+     */
+    record Held(AtomicHold hold) implements Decision {
+    }
 }

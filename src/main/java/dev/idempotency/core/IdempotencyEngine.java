@@ -5,6 +5,7 @@ import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyLeaseLostException;
 import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.spi.AtomicClaims;
 import dev.idempotency.spi.Claim;
 import dev.idempotency.spi.ClaimRequest;
 import dev.idempotency.spi.Completion;
@@ -21,6 +22,8 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -44,6 +47,8 @@ public final class IdempotencyEngine {
     private static final Logger LOG = Logger.getLogger(IdempotencyEngine.class.getName());
     private static final Duration MIN_RETRY_AFTER = Duration.ofSeconds(1);
     private static final Duration MAX_RETRY_AFTER = Duration.ofSeconds(5);
+    private static final Duration MIN_POLL = Duration.ofMillis(50);
+    private static final Duration MAX_POLL = Duration.ofMillis(200);
 
     private final IdempotencyStore store;
     private final Clock clock;
@@ -53,6 +58,9 @@ public final class IdempotencyEngine {
     private final Executor afterCompletionExecutor;
     private final Duration afterCompletionTimeout;
     private final RecordCache cache;
+    private final AtomicClaims atomicClaims;
+    /** Keys claimed atomically by this node in transactions that have not completed: a duplicate here needs no SQL. */
+    private final ConcurrentHashMap<String, LocalClaim> heldHere = new ConcurrentHashMap<>();
     private volatile EngineObserver observer = EngineObserver.NONE;
 
     /**
@@ -87,6 +95,7 @@ public final class IdempotencyEngine {
         this.signals = Objects.requireNonNull(signals, "signals");
         this.afterCompletionExecutor = Objects.requireNonNull(afterCompletionExecutor, "afterCompletionExecutor");
         this.afterCompletionTimeout = Objects.requireNonNull(afterCompletionTimeout, "afterCompletionTimeout");
+        this.atomicClaims = store instanceof AtomicClaims a ? a : null;
     }
 
     /** An engine with no transactions and local signals, for tests and Java SE use. */
@@ -170,9 +179,7 @@ public final class IdempotencyEngine {
                 Duration leaseLeft = Duration.between(now, record.leaseUntil());
                 long waitLeft = deadline - System.nanoTime();
                 if (subscription == null || waitLeft <= 0) {
-                    LOG.log(Level.FINE, "Rejected {0}: in progress", key);
-                    observer.conflict(key);
-                    throw inProgress(key, leaseLeft);
+                    throw rejected(key, leaseLeft);
                 }
                 // Woken by the first call's completion or release, or at its lease end (take-over).
                 subscription.await(min(Duration.ofNanos(waitLeft), leaseLeft.plusMillis(1)));
@@ -185,6 +192,353 @@ public final class IdempotencyEngine {
                 }
             }
         }
+    }
+
+    /**
+     * Whether {@link #runAtomic} can work here: the store writes claims inside transactions and a transaction
+     * can be begun when the caller has none.
+     */
+    public boolean supportsAtomicClaims() {
+        return atomicClaims != null && transactions.canBegin();
+    }
+
+    /** As {@link #supportsAtomicClaims()}, and, when {@code onThread}, {@link #beginAtomic} can begin a transaction too. */
+    public boolean supportsAtomicClaims(boolean onThread) {
+        return supportsAtomicClaims() && (!onThread || transactions.canBeginOnThread());
+    }
+
+    /**
+     * The atomic claim (SPEC section 2a): the claim row, the operation's transactional work and the stored
+     * result are written in one transaction, the caller's or one begun around the call, and commit once.
+     *
+     * <ul>
+     * <li>A finished record in the cache or the store is replayed (or a different request rejected); the
+     *     operation does not run.</li>
+     * <li>A claim of the key held by another transaction: the claim statement waits for it at most
+     *     {@link Policy#claimLockTimeout()}, and replays when it commits, or claims when it rolls back. A
+     *     claim held by this node is seen without SQL. Then {@code REJECT} answers
+     *     {@link IdempotencyInProgressException}; {@code WAIT} lets go of its transaction (and connection) and
+     *     waits for a wake-up, up to the wait timeout. Inside the caller's transaction, which cannot be retried,
+     *     a claim the database made wait is answered as in progress.</li>
+     * <li>The operation throws: its transaction rolls back (the library's), or the claim row is removed from
+     *     it (the caller's, which may still commit); a failure to keep is stored afterwards in a transaction of
+     *     its own.</li>
+     * </ul>
+     *
+     * @throws IdempotencyKeyReusedException  the key belongs to another request
+     * @throws IdempotencyInProgressException another call holds the key
+     * @throws IdempotencyStoreException      the store failed; the operation did not run
+     * @throws Exception                      what the operation threw
+     */
+    public <R> AtomicOutcome<R> runAtomic(ScopedKey key, String fingerprint, String requestType, Policy policy,
+                                          AtomicCall<R> call) throws Exception {
+        boolean joined = transactions.isActive();
+        return atomically(key, fingerprint, policy, joined, AtomicOutcome.Replayed::new, (lockWait, started, mine) -> {
+            java.util.concurrent.Callable<Step<AtomicOutcome<R>>> attempt = () -> {
+                Step<AtomicOutcome<R>> step = claimStep(key, fingerprint, requestType, policy, lockWait, started, mine, joined, null);
+                return step instanceof Step.Claimed<AtomicOutcome<R>> claimed
+                        ? new Step.Done<>(new AtomicOutcome.Ran<>(runHeld(claimed.hold(), call))) : step;
+            };
+            return joined ? attempt.call() : transactions.required(attempt);
+        });
+    }
+
+    /**
+     * The atomic claim for a door whose work spans more than one call (HTTP: the resource method, then the
+     * writing of its response): claims as {@link #runAtomic} does, in the caller's active transaction or in one
+     * begun on this thread ({@link TransactionBridge#begin()}) and left open, and answers
+     * {@link Decision.Held}: the door runs the operation, then calls {@link #completeAtomic} or
+     * {@link #abortAtomic} on the same thread. A finished record is answered with {@link Decision.Replay}.
+     *
+     * @throws IdempotencyKeyReusedException  the key belongs to another request
+     * @throws IdempotencyInProgressException another call holds the key
+     * @throws IdempotencyStoreException      the store failed; nothing is held
+     */
+    public Decision beginAtomic(ScopedKey key, String fingerprint, String requestType, Policy policy) {
+        boolean joined = transactions.isActive();
+        try {
+            return atomically(key, fingerprint, policy, joined, Decision.Replay::new, (lockWait, started, mine) -> {
+                TransactionBridge.Begun begun = joined ? null : transactions.begin();
+                Step<Decision> step;
+                try {
+                    step = claimStep(key, fingerprint, requestType, policy, lockWait, started, mine, joined, begun);
+                } catch (RuntimeException | Error e) {
+                    if (begun != null) {
+                        begun.rollback();
+                    }
+                    throw e;
+                }
+                if (step instanceof Step.Claimed<Decision> claimed) {
+                    return new Step.Done<>(new Decision.Held(claimed.hold()));
+                }
+                if (begun != null) {
+                    // Nothing of this attempt is to be kept: a read, or a statement that broke the transaction.
+                    begun.rollback();
+                }
+                return step;
+            });
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IdempotencyStoreException("Could not claim the " + key, e);
+        }
+    }
+
+    /**
+     * Completes a held atomic claim with its response, in its transaction, and commits that transaction when
+     * the engine began it. When the transaction is marked for rollback, nothing is stored and it rolls back.
+     *
+     * @return whether the response is now stored (committed, or written into the caller's transaction)
+     * @throws IdempotencyStoreException the completion or the commit failed: nothing about the call is kept
+     */
+    public boolean completeAtomic(AtomicHold hold, byte[] response) {
+        Ticket ticket = hold.ticket();
+        if (transactions.isRollbackOnly()) {
+            LOG.log(Level.FINE, "{0} ran, but its transaction is marked for rollback: nothing is remembered", ticket.scopedKey());
+            abortAtomic(hold);
+            return false;
+        }
+        try {
+            Instant end = clock.instant();
+            finish(ticket, new Completion(RecordStatus.COMPLETED, response, end, true), true);
+            hold.completed.set(ticket.finished(RecordStatus.COMPLETED, response, end));
+        } catch (RuntimeException e) {
+            abortAtomic(hold);
+            throw e;
+        }
+        if (hold.begun != null) {
+            try {
+                hold.begun.commit();
+            } catch (RuntimeException e) {
+                observer.storeError(ticket.scopedKey().namespace(), e);
+                throw new IdempotencyStoreException("Could not commit the work and the response of the " + ticket.scopedKey(), e);
+            }
+        }
+        return true;
+    }
+
+    /** Gives a held atomic claim up: its transaction rolls back (the engine's), or its claim row goes (the caller's). */
+    public void abortAtomic(AtomicHold hold) {
+        if (hold.begun != null) {
+            hold.begun.rollback();
+        } else {
+            unclaim(hold.ticket());
+        }
+    }
+
+    /** One attempt of an atomic claim, by the caller that leads on this node: a step, inside a transaction. */
+    @FunctionalInterface
+    private interface Leader<T> {
+        Step<T> attempt(Duration lockWait, long started, LocalClaim mine) throws Exception;
+    }
+
+    /**
+     * The loop of every atomic claim: the cache first; then, when no other call on this node is claiming or
+     * holding the key, one attempt; then, when another transaction holds it, a retry, a wait without a
+     * transaction or a connection, or the in-progress answer.
+     */
+    private <T> T atomically(ScopedKey key, String fingerprint, Policy policy, boolean joined,
+                             java.util.function.Function<IdempotencyRecord, T> replay, Leader<T> leader) throws Exception {
+        if (atomicClaims == null) {
+            throw new IllegalStateException(store.getClass().getName() + " cannot claim inside a transaction");
+        }
+        long started = System.nanoTime();
+        long deadline = started + policy.waitTimeout().toNanos();
+        // Waiting for another caller on this node to learn whether it claimed is bounded like a claim statement.
+        long decisionDeadline = started + policy.claimLockTimeout().toNanos() + MIN_POLL.toNanos();
+        String id = key.cacheId();
+        int settledRetries = 0;
+        while (true) {
+            Decision done = fromCache(key, fingerprint, started);
+            if (done != null) {
+                return replay.apply(((Decision.Replay) done).record());
+            }
+            // Subscribed before anything is read, so that no wake-up in between is missed.
+            CompletionSignals.Subscription subscription = signals.subscribe(key);
+            try {
+                Duration retryAfter = MIN_RETRY_AFTER;
+                LocalClaim mine = new LocalClaim();
+                LocalClaim other = heldHere.putIfAbsent(id, mine);
+                if (other != null) {
+                    // Another call on this node claims the key, or holds it: no SQL, no connection.
+                    long now = System.nanoTime();
+                    if (!other.acquired && now < decisionDeadline) {
+                        subscription.await(min(Duration.ofNanos(decisionDeadline - now), MAX_POLL));
+                        continue;
+                    }
+                } else {
+                    Step<T> step;
+                    try {
+                        long waitLeft = Math.max(0, deadline - System.nanoTime());
+                        Duration lockWait = !policy.waitForResult() ? policy.claimLockTimeout()
+                                : joined ? Duration.ofNanos(waitLeft) : min(policy.claimLockTimeout(), Duration.ofNanos(waitLeft));
+                        step = leader.attempt(lockWait, started, mine);
+                    } finally {
+                        if (!mine.acquired) {
+                            heldHere.remove(id, mine);
+                            signals.signal(key); // callers here waiting for this claim's answer
+                        }
+                    }
+                    if (step instanceof Step.Done<T> finished) {
+                        return finished.value();
+                    }
+                    if (step instanceof Step.Replayed<T> replayed) {
+                        return replay.apply(replayed.record());
+                    }
+                    Step.Blocked<T> blocked = (Step.Blocked<T>) step;
+                    if (blocked.settled() && !joined && settledRetries++ < 3) {
+                        continue; // the other transaction committed: a new one finds its row
+                    }
+                    retryAfter = blocked.retryAfter();
+                    if (joined) {
+                        // The caller's transaction may be broken by the failed statement, and cannot be retried here.
+                        throw rejected(key, retryAfter);
+                    }
+                }
+                long waitLeft = deadline - System.nanoTime();
+                if (!policy.waitForResult() || waitLeft <= 0) {
+                    throw rejected(key, retryAfter);
+                }
+                // No transaction and no connection held: woken by the first call's commit or rollback on this node,
+                // by its completion on any node (the cache), or after a poll interval (a rollback elsewhere).
+                subscription.await(min(Duration.ofNanos(waitLeft), max(policy.claimLockTimeout(), MIN_POLL)));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IdempotencyException("Interrupted while waiting for the " + key, e);
+            } finally {
+                subscription.close();
+            }
+        }
+    }
+
+    /** A key this node claims (or holds, once {@code acquired}) in a transaction that has not completed. */
+    private static final class LocalClaim {
+        volatile boolean acquired;
+    }
+
+    /** The claim, inside a transaction: claimed (held until that transaction ends), replayed, or blocked. */
+    private <T> Step<T> claimStep(ScopedKey key, String fingerprint, String requestType, Policy policy, Duration lockWait,
+                                  long started, LocalClaim mine, boolean joined, TransactionBridge.Begun begun) {
+        Instant now = clock.instant();
+        long claimStarted = System.nanoTime();
+        Claim claim = claimAtomically(new ClaimRequest(key, fingerprint, requestType, nodeId, now,
+                now.plus(policy.lease()), now.plus(policy.ttl())), lockWait);
+        if (claim instanceof Claim.Busy busy) {
+            transactions.setRollbackOnly(); // the failed statement may have broken the transaction (PostgreSQL)
+            return new Step.Blocked<>(busy.settled(), MIN_RETRY_AFTER);
+        }
+        if (claim instanceof Claim.Existing existing) {
+            IdempotencyRecord record = existing.record();
+            if (record.isFinished()) {
+                cache.put(record);
+                Decision replay = finished(key, record, fingerprint, started, false);
+                return new Step.Replayed<>(((Decision.Replay) replay).record());
+            }
+            if (!record.fingerprint().equals(fingerprint)) {
+                throw reused(key);
+            }
+            // A leased claim in progress (a method that asks for leased claims shares this key).
+            return new Step.Blocked<>(false, retryAfter(Duration.between(now, record.leaseUntil())));
+        }
+        Ticket ticket = ((Claim.Acquired) claim).ticket();
+        observer.executed(key, Duration.ofNanos(System.nanoTime() - claimStarted), ticket.takeover());
+        LOG.log(Level.FINE, "Claimed {0} in the transaction", key);
+        AtomicHold hold = new AtomicHold(ticket, begun, joined);
+        String id = key.cacheId();
+        transactions.afterCompletion(committed -> {
+            heldHere.remove(id, mine);
+            IdempotencyRecord record = hold.completed.get();
+            if (committed && record != null) {
+                finished(record);
+            } else {
+                signals.signal(key);
+            }
+            byte[] failure = hold.keptFailure.get();
+            if (failure != null) {
+                keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+            }
+        });
+        mine.acquired = true;
+        return new Step.Claimed<>(hold);
+    }
+
+    /** Runs the operation under a held claim and writes its result into the transaction. */
+    private <R> R runHeld(AtomicHold hold, AtomicCall<R> call) throws Exception {
+        Ticket ticket = hold.ticket();
+        R value;
+        try {
+            value = call.run();
+        } catch (Throwable t) {
+            if (call.keeps(t)) {
+                hold.keptFailure.set(call.failure(t));
+            }
+            if (hold.joined) {
+                // The caller's transaction may still commit (a checked exception it catches): the claim goes now.
+                unclaim(ticket);
+            } else {
+                transactions.setRollbackOnly();
+            }
+            throw sneaky(t);
+        }
+        if (transactions.isRollbackOnly()) {
+            LOG.log(Level.FINE, "{0} ran, but its transaction is marked for rollback: nothing is remembered", ticket.scopedKey());
+            return value;
+        }
+        byte[] response = call.response(value);
+        Instant end = clock.instant();
+        finish(ticket, new Completion(RecordStatus.COMPLETED, response, end, true), true);
+        hold.completed.set(ticket.finished(RecordStatus.COMPLETED, response, end));
+        return value;
+    }
+
+    private Claim claimAtomically(ClaimRequest request, Duration lockWait) {
+        return claim(request, () -> atomicClaims.claimInTransaction(request, lockWait));
+    }
+
+    private void unclaim(Ticket ticket) {
+        try {
+            atomicClaims.unclaimInTransaction(ticket);
+            observer.released(ticket.scopedKey());
+        } catch (RuntimeException e) {
+            observer.storeError(ticket.scopedKey().namespace(), e);
+            LOG.log(Level.WARNING, "Could not undo the claim of " + ticket.scopedKey() + "; its transaction is marked for rollback", e);
+            transactions.setRollbackOnly();
+        }
+    }
+
+    /** A kept failure of an atomic call, stored once its transaction has ended: a leased claim and its completion. */
+    private void keepFailureAfterwards(ScopedKey key, String fingerprint, String requestType, Policy policy, byte[] failure) {
+        afterTransaction(() -> {
+            Instant now = clock.instant();
+            if (claim(new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
+                    now.plus(policy.ttl()))) instanceof Claim.Acquired acquired) {
+                fail(acquired.ticket(), failure);
+            }
+        }, "Could not keep the failure of " + key + "; a retry runs the operation again");
+    }
+
+    /** What one atomic attempt came to. */
+    private sealed interface Step<T> {
+        /** The answer of the whole call. */
+        record Done<T>(T value) implements Step<T> {
+        }
+
+        /** A finished record: to be replayed (turned into the caller's answer by the loop's replay function). */
+        record Replayed<T>(IdempotencyRecord record) implements Step<T> {
+        }
+
+        /** Claimed in the transaction: the caller now runs the operation. */
+        record Claimed<T>(AtomicHold hold) implements Step<T> {
+        }
+
+        /** Another transaction holds the key; {@code settled}: it has committed, a new transaction sees it. */
+        record Blocked<T>(boolean settled, Duration retryAfter) implements Step<T> {
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T sneaky(Throwable t) throws T {
+        throw (T) t;
     }
 
     /** The replay (or reuse rejection) of a finished, unexpired record in the cache; null when there is none. */
@@ -319,20 +673,32 @@ public final class IdempotencyEngine {
     }
 
     private void releaseAfterRollback(Ticket ticket) {
-        // The transaction has ended but may still be bound to this thread; release from a clean one.
-        CompletableFuture<Void> done = CompletableFuture.runAsync(() -> release(ticket), afterCompletionExecutor);
+        afterTransaction(() -> release(ticket), "Could not release " + ticket.scopedKey() + " after its transaction rolled back");
+    }
+
+    /**
+     * Store work after a transaction completed, which may still be bound to this thread: on a clean thread,
+     * waited for (bounded), so that the caller's retry sees it.
+     */
+    private void afterTransaction(Runnable work, String failure) {
+        CompletableFuture<Void> done = CompletableFuture.runAsync(work, afterCompletionExecutor);
         try {
             done.get(afterCompletionTimeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            LOG.log(Level.WARNING, "Could not release " + ticket.scopedKey() + " after its transaction rolled back", e);
+            LOG.log(Level.WARNING, failure, e);
         }
     }
 
     private Claim claim(ClaimRequest request) {
+        return claim(request, () -> store.claim(request));
+    }
+
+    /** A claim, with store failures counted, logged and turned into {@link IdempotencyStoreException}. */
+    private Claim claim(ClaimRequest request, java.util.function.Supplier<Claim> claim) {
         try {
-            return store.claim(request);
+            return claim.get();
         } catch (IdempotencyException e) {
             if (e instanceof IdempotencyStoreException) {
                 observer.storeError(request.scopedKey().namespace(), e);
@@ -346,13 +712,28 @@ public final class IdempotencyEngine {
         }
     }
 
+    /** A duplicate turned away while the first call runs: logged, counted, and the exception to throw. */
+    private IdempotencyInProgressException rejected(ScopedKey key, Duration leaseLeft) {
+        LOG.log(Level.FINE, "Rejected {0}: in progress", key);
+        observer.conflict(key);
+        return inProgress(key, leaseLeft);
+    }
+
     /** Retry after the rest of the lease, in whole seconds, at least 1 and at most 5: most calls end well before. */
     private static IdempotencyInProgressException inProgress(ScopedKey key, Duration leaseLeft) {
-        Duration rounded = Duration.ofSeconds(leaseLeft.toSeconds() + (leaseLeft.toNanosPart() > 0 ? 1 : 0));
-        Duration retryAfter = rounded.compareTo(MIN_RETRY_AFTER) < 0 ? MIN_RETRY_AFTER
-                : rounded.compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : rounded;
+        Duration retryAfter = retryAfter(leaseLeft);
         return new IdempotencyInProgressException("A request with the " + key
                 + " is still in progress; retry after " + retryAfter.toSeconds() + " s", retryAfter);
+    }
+
+    private static Duration retryAfter(Duration leaseLeft) {
+        Duration rounded = Duration.ofSeconds(leaseLeft.toSeconds() + (leaseLeft.toNanosPart() > 0 ? 1 : 0));
+        return rounded.compareTo(MIN_RETRY_AFTER) < 0 ? MIN_RETRY_AFTER
+                : rounded.compareTo(MAX_RETRY_AFTER) > 0 ? MAX_RETRY_AFTER : rounded;
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private static Duration min(Duration a, Duration b) {

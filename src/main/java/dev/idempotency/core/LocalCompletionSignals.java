@@ -56,8 +56,17 @@ public final class LocalCompletionSignals implements CompletionSignals {
         return generations.size();
     }
 
+    /** Callers subscribed right now, on every key (a racy sum, for tests and metrics). */
+    public int waiters() {
+        int n = 0;
+        for (Generation g : generations.values()) {
+            n += g.subscribers;
+        }
+        return n;
+    }
+
     private static final class Generation {
         final CountDownLatch latch = new CountDownLatch(1);
-        int subscribers;
+        volatile int subscribers;
     }
 }

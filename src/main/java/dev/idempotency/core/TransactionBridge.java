@@ -41,4 +41,40 @@ public interface TransactionBridge {
 
     /** Marks the active transaction so that it can only roll back. */
     void setRollbackOnly();
+
+    /** A transaction {@link #begin()} started on the calling thread, to be ended on that thread. */
+    interface Begun {
+        /** Commits; a failure (the transaction rolled back instead) is thrown. */
+        void commit();
+
+        /** Rolls back, quietly. */
+        void rollback();
+    }
+
+    /** Whether {@link #begin()} can start a transaction on the calling thread. */
+    default boolean canBeginOnThread() {
+        return false;
+    }
+
+    /** Starts a transaction on the calling thread, which has none, and leaves it open. */
+    default Begun begin() {
+        throw new IllegalStateException("no transaction manager to begin a transaction with");
+    }
+
+    /** Whether {@link #required} can begin a transaction when the caller has none. */
+    default boolean canBegin() {
+        return false;
+    }
+
+    /**
+     * Runs the work in the caller's active transaction, or in a transaction begun around it when there is none
+     * (REQUIRED): committed when the work returns, rolled back when it throws or marked the transaction for
+     * rollback.
+     */
+    default <T> T required(java.util.concurrent.Callable<T> work) throws Exception {
+        if (isActive()) {
+            return work.call();
+        }
+        throw new IllegalStateException("no transaction manager to begin a transaction with");
+    }
 }

@@ -6,6 +6,7 @@ import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.cdi.IdempotencyRuntime;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.config.MethodSettings;
+import dev.idempotency.core.AtomicHold;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.Fingerprint;
 import dev.idempotency.core.IdempotencyEngine;
@@ -52,6 +53,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     private static final Logger LOG = Logger.getLogger(IdempotencyHttpFilter.class.getName());
     private static final String TICKET = IdempotencyHttpFilter.class.getName() + ".ticket";
+    private static final String HOLD = IdempotencyHttpFilter.class.getName() + ".hold";
     private static final String STATUS = IdempotencyHttpFilter.class.getName() + ".status";
     private static final byte[] EMPTY = new byte[0];
     static final String REPLAYED = "Idempotent-Replayed";
@@ -102,9 +104,14 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         ScopedKey scopedKey = new ScopedKey(method.namespace(), principal(request.getSecurityContext(), global), key);
         IdempotencyEngine engine = runtime.engine();
         try {
-            Decision decision = engine.begin(scopedKey, fingerprint, null, method.policy());
+            boolean atomic = runtime.atomicHttp(method);
+            Decision decision = atomic ? engine.beginAtomic(scopedKey, fingerprint, null, method.policy())
+                    : engine.begin(scopedKey, fingerprint, null, method.policy());
             if (decision instanceof Decision.Replay replay) {
                 request.abortWith(replay(StoredHttpResponse.decode(replay.record().response())));
+            } else if (decision instanceof Decision.Held held) {
+                // The resource method, the writing of its response and the completion run in this open transaction.
+                request.setProperty(HOLD, held.hold());
             } else {
                 request.setProperty(TICKET, ((Decision.Proceed) decision).ticket());
             }
@@ -157,6 +164,28 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     @Override
     public void filter(ContainerRequestContext request, ContainerResponseContext response) {
+        AtomicHold hold = (AtomicHold) request.getProperty(HOLD);
+        if (hold != null) {
+            int status = response.getStatus();
+            if (!method.http().keepStatus().contains(status)) {
+                request.removeProperty(HOLD);
+                LOG.log(Level.FINE, "Rolling back {0}: status {1} is not kept", new Object[] {method.describe(), status});
+                runtime.engine().abortAtomic(hold);
+                return;
+            }
+            if (!response.hasEntity()) {
+                request.removeProperty(HOLD);
+                if (!completeAtomic(hold, new StoredHttpResponse(status, replayable(response.getHeaders()), EMPTY, false))) {
+                    Response problem = Problems.storeUnavailable();
+                    response.setStatus(problem.getStatus());
+                    response.getHeaders().putAll(problem.getHeaders());
+                    response.setEntity(problem.getEntity());
+                }
+                return;
+            }
+            request.setProperty(STATUS, status);
+            return;
+        }
         Ticket ticket = (Ticket) request.getProperty(TICKET);
         if (ticket == null) {
             return;
@@ -178,12 +207,33 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     @Override
     public void aroundWriteTo(WriterInterceptorContext context) throws IOException {
+        AtomicHold hold = (AtomicHold) context.getProperty(HOLD);
+        if (hold != null) {
+            // Atomic: the completion commits the transaction, and only then are the same bytes sent (SPEC A4).
+            context.removeProperty(HOLD);
+            writeAndStore(context, () -> runtime.engine().abortAtomic(hold), response -> completeAtomic(hold, response));
+            return;
+        }
         Ticket ticket = (Ticket) context.getProperty(TICKET);
         if (ticket == null) {
             context.proceed();
             return;
         }
+        // Leased: the response is sent whether or not it could be stored (the operation ran).
         context.removeProperty(TICKET);
+        writeAndStore(context, () -> runtime.engine().release(ticket), response -> {
+            complete(ticket, response);
+            return true;
+        });
+    }
+
+    /**
+     * The application's writer turns the entity into bytes, held here; they are stored, then sent. A body over
+     * the size cap is sent as it is written (before it could be stored) and stored without its body. When the
+     * writer fails, the claim is given up; when storing fails, nothing is sent (the client gets a 503).
+     */
+    private void writeAndStore(WriterInterceptorContext context, Runnable giveUp,
+                               java.util.function.Predicate<StoredHttpResponse> store) throws IOException {
         int status = (Integer) context.getProperty(STATUS);
         OutputStream out = context.getOutputStream();
         CappedCapture capture = new CappedCapture(out, method.http().maxResponseSize());
@@ -191,7 +241,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         try {
             context.proceed();
         } catch (IOException | RuntimeException e) {
-            runtime.engine().release(ticket);
+            giveUp.run();
             throw e;
         } finally {
             context.setOutputStream(out);
@@ -200,12 +250,30 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         if (capture.overflowed()) {
             LOG.log(Level.FINE, "The response of {0} is over {1} bytes: stored without its body",
                     new Object[] {method.describe(), method.http().maxResponseSize()});
-            complete(ticket, new StoredHttpResponse(status, headers, EMPTY, true));
+            store.test(new StoredHttpResponse(status, headers, EMPTY, true));
             return;
         }
         byte[] body = capture.held();
-        complete(ticket, new StoredHttpResponse(status, headers, body, false));
+        if (!store.test(new StoredHttpResponse(status, headers, body, false))) {
+            throw new jakarta.ws.rs.WebApplicationException("The response could not be stored; nothing was kept",
+                    Problems.storeUnavailable());
+        }
         out.write(body);
+    }
+
+    /**
+     * False when the completion or the commit failed (nothing was kept: the client must not get the response as
+     * a success). A transaction the application marked for rollback rolls back, and its response goes out as it is.
+     */
+    private boolean completeAtomic(AtomicHold hold, StoredHttpResponse response) {
+        try {
+            runtime.engine().completeAtomic(hold, response.encode());
+            return true;
+        } catch (RuntimeException e) {
+            LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "
+                    + hold.ticket().scopedKey() + "; its transaction rolled back and the retry runs it again", e);
+            return false;
+        }
     }
 
     private void complete(Ticket ticket, StoredHttpResponse response) {

@@ -12,9 +12,90 @@ import java.util.function.Consumer;
 public final class JtaTransactionBridge implements TransactionBridge {
 
     private final TransactionSynchronizationRegistry registry;
+    private final NewTransactions newTransactions;
+    private final jakarta.transaction.UserTransaction userTransaction;
 
+    /** A bridge that joins transactions but cannot begin one (no atomic claims without a caller's transaction). */
     public JtaTransactionBridge(TransactionSynchronizationRegistry registry) {
+        this(registry, null, null);
+    }
+
+    /** @param newTransactions begins a transaction when the caller has none, or {@code null} */
+    public JtaTransactionBridge(TransactionSynchronizationRegistry registry, NewTransactions newTransactions) {
+        this(registry, newTransactions, null);
+    }
+
+    /**
+     * @param newTransactions begins a transaction around work when the caller has none, or {@code null}
+     * @param userTransaction begins a transaction on the calling thread and leaves it open, or {@code null}
+     */
+    public JtaTransactionBridge(TransactionSynchronizationRegistry registry, NewTransactions newTransactions,
+                                jakarta.transaction.UserTransaction userTransaction) {
         this.registry = registry;
+        this.newTransactions = newTransactions;
+        this.userTransaction = userTransaction;
+    }
+
+    @Override
+    public boolean canBeginOnThread() {
+        return userTransaction != null;
+    }
+
+    @Override
+    public Begun begin() {
+        if (userTransaction == null) {
+            throw new IllegalStateException("no UserTransaction to begin a transaction with");
+        }
+        try {
+            userTransaction.begin();
+        } catch (Exception e) {
+            throw new IllegalStateException("Could not begin a transaction: " + e, e);
+        }
+        jakarta.transaction.UserTransaction ut = userTransaction;
+        return new Begun() {
+            @Override
+            public void commit() {
+                try {
+                    if (ut.getStatus() == Status.STATUS_MARKED_ROLLBACK) {
+                        ut.rollback();
+                        throw new IllegalStateException("the transaction was marked for rollback");
+                    }
+                    ut.commit();
+                } catch (RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new IllegalStateException("Could not commit: " + e, e);
+                }
+            }
+
+            @Override
+            public void rollback() {
+                try {
+                    if (ut.getStatus() != Status.STATUS_NO_TRANSACTION) {
+                        ut.rollback();
+                    }
+                } catch (Exception e) {
+                    java.util.logging.Logger.getLogger(JtaTransactionBridge.class.getName())
+                            .log(java.util.logging.Level.WARNING, "Could not roll back", e);
+                }
+            }
+        };
+    }
+
+    @Override
+    public boolean canBegin() {
+        return newTransactions != null;
+    }
+
+    @Override
+    public <T> T required(java.util.concurrent.Callable<T> work) throws Exception {
+        if (isActive()) {
+            return work.call();
+        }
+        if (newTransactions == null) {
+            throw new IllegalStateException("no transaction manager to begin a transaction with");
+        }
+        return newTransactions.required(work);
     }
 
     @Override

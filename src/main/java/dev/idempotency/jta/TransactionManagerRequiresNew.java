@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  * a standalone transaction manager such as Narayana. In a Jakarta EE server the library uses a
  * {@code @Transactional(REQUIRES_NEW)} bean instead.
  */
-public final class TransactionManagerRequiresNew implements JtaTransactions.RequiresNew {
+public final class TransactionManagerRequiresNew implements JtaTransactions.RequiresNew, NewTransactions {
 
     private final TransactionManager tm;
 
@@ -53,6 +53,29 @@ public final class TransactionManagerRequiresNew implements JtaTransactions.Requ
                 }
             }
         }
+    }
+
+    /** REQUIRED: the caller's transaction when it has one, else a new one (see {@link NewTransactions}). */
+    @Override
+    public <T> T required(java.util.concurrent.Callable<T> work) throws Exception {
+        int status = tm.getStatus();
+        if (status == Status.STATUS_ACTIVE || status == Status.STATUS_MARKED_ROLLBACK) {
+            return work.call();
+        }
+        tm.begin();
+        T result;
+        try {
+            result = work.call();
+        } catch (Exception | Error e) {
+            rollbackQuietly(e);
+            throw e;
+        }
+        if (tm.getStatus() == Status.STATUS_MARKED_ROLLBACK) {
+            tm.rollback();
+        } else {
+            tm.commit();
+        }
+        return result;
     }
 
     private void rollbackQuietly(Throwable cause) {

@@ -120,6 +120,22 @@ class DeploymentErrorsTest {
         }
     }
 
+    @ApplicationScoped
+    public static class AtomicStage {
+        @Idempotent(claim = dev.idempotency.ClaimMode.ATOMIC)
+        public java.util.concurrent.CompletableFuture<String> charge(@IdempotencyKey String key) {
+            return java.util.concurrent.CompletableFuture.completedFuture("x");
+        }
+    }
+
+    @ApplicationScoped
+    public static class AtomicWithoutTransactions {
+        @Idempotent(claim = dev.idempotency.ClaimMode.ATOMIC)
+        public String charge(@IdempotencyKey String key) {
+            return "x";
+        }
+    }
+
     static String deploymentFailure(Map<String, String> config, Class<?>... beans) {
         Map<String, String> p = new java.util.HashMap<>(config);
         p.putIfAbsent("idempotency.store", "memory");
@@ -208,6 +224,19 @@ class DeploymentErrorsTest {
                 .contains("=bad header is not an HTTP header name");
         assertThat(deploymentFailure(Map.of("idempotency.replay-headers", "X-Trace,Set-Cookie"), ClassLevel.class))
                 .contains("idempotency.replay-headers names Set-Cookie, which is about the caller and is never replayed");
+    }
+
+    @Test
+    void atomicClaimsWhereTheyCannotWork() {
+        assertThat(deploymentFailure(Map.of(), AtomicStage.class))
+                .contains(AtomicStage.class.getName() + "#charge returns a CompletionStage and asks for claim ATOMIC")
+                .contains("Use claim = ClaimMode.LEASED");
+        assertThat(deploymentFailure(Map.of(), AtomicWithoutTransactions.class))
+                .contains("@Idempotent methods [" + AtomicWithoutTransactions.class.getName() + "#charge] ask for claim ATOMIC, but the store "
+                        + "dev.idempotency.store.memory.InMemoryIdempotencyStore cannot claim inside a transaction")
+                .contains("use claim = ClaimMode.LEASED");
+        assertThat(deploymentFailure(Map.of("idempotency.claim", "sometimes"), ClassLevel.class))
+                .contains("idempotency.claim=sometimes must be one of auto, atomic, leased");
     }
 
     @Test

@@ -50,6 +50,7 @@ abstract class JtaInterceptorContract {
     WeldContainer container;
     Payments payments;
     Checkout checkout;
+    Plain plain;
 
     @ApplicationScoped
     public static class Resources {
@@ -106,8 +107,61 @@ abstract class JtaInterceptorContract {
         }
     }
 
+    /** No {@code @Transactional}: an atomic claim begins the transaction, and the business write joins it. */
+    @ApplicationScoped
+    public static class Plain {
+        final AtomicInteger executions = new AtomicInteger();
+
+        @Inject
+        @ForIdempotency
+        DataSource dataSource;
+
+        @Idempotent
+        public String pay(@IdempotencyKey String key, String paymentId) throws SQLException {
+            executions.incrementAndGet();
+            try (Connection c = dataSource.getConnection();
+                 PreparedStatement ps = c.prepareStatement("insert into test_payment (id, amount) values (?, ?)")) {
+                ps.setString(1, paymentId);
+                ps.setLong(2, 100);
+                ps.executeUpdate();
+            }
+            if (paymentId.equals("fail")) {
+                throw new IllegalStateException("the gateway failed after the write");
+            }
+            return paymentId;
+        }
+
+        public int executions() {
+            return executions.get();
+        }
+
+        /** Writes, then throws a checked exception (which does not roll back a @Transactional caller). */
+        @Idempotent
+        public String declined(@IdempotencyKey String key) throws Exception {
+            try (Connection c = dataSource.getConnection();
+                 PreparedStatement ps = c.prepareStatement("insert into test_payment (id, amount) values ('declined', 1)")) {
+                ps.executeUpdate();
+            }
+            throw new Exception("declined");
+        }
+    }
+
     @ApplicationScoped
     public static class Checkout {
+        @Inject
+        Plain plain;
+
+        /** Catches a checked exception of an idempotent call; its own transaction then commits. */
+        @Transactional
+        public String payCatchingDeclined(String key) {
+            try {
+                plain.declined(key);
+                return "not thrown";
+            } catch (Exception e) {
+                return e.getMessage();
+            }
+        }
+
         @Inject
         Payments payments;
         @Inject
@@ -136,16 +190,31 @@ abstract class JtaInterceptorContract {
         boot(Map.of());
     }
 
+    /** The claim this run of the contract uses by default: atomic (the default with JTA), or leased in the Leased subclasses. */
+    Map<String, String> claimConfig() {
+        return Map.of();
+    }
+
+    /** Restarts the container with atomic claims, for the tests of what only they do. */
+    void bootAtomic() {
+        if (!claimConfig().isEmpty()) {
+            container.close();
+            boot(Map.of("idempotency.claim", "atomic"));
+        }
+    }
+
     /** Resets the database and starts the container with this configuration on top of the test's own. */
     void boot(Map<String, String> extra) {
         database().reset();
-        Map<String, String> config = new HashMap<>(extra);
+        Map<String, String> config = new HashMap<>(claimConfig());
+        config.putAll(extra);
         JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
-        container = IdempotencyWeld.weld(config, Resources.class, Payments.class, Checkout.class)
+        container = IdempotencyWeld.weld(config, Resources.class, Payments.class, Checkout.class, Plain.class)
                 .addExtension(new TransactionExtension())
                 .initialize();
         payments = container.select(Payments.class).get();
         checkout = container.select(Checkout.class).get();
+        plain = container.select(Plain.class).get();
     }
 
     @AfterEach
@@ -183,13 +252,44 @@ abstract class JtaInterceptorContract {
     }
 
     @Test
-    void thePriorityIsConfigurableAndBelowTransactionalTheCompletionNoLongerJoins() throws Exception {
+    void thePriorityIsConfigurableAndBelowTransactionalALeasedCompletionNoLongerJoins() throws Exception {
         container.close();
-        boot(Map.of("idempotency.interceptor.priority", "100"));
+        boot(Map.of("idempotency.interceptor.priority", "100", "idempotency.claim", "leased"));
         payments.payButRollBack("k-6", "pay-6");
         payments.payButRollBack("k-6", "pay-6");
         assertThat(payments()).isZero();
         assertThat(payments.executions()).as("outside the transaction, the rolled back call was remembered").isEqualTo(1);
+    }
+
+    @Test
+    void belowTransactionalAnAtomicClaimBeginsTheTransactionThatTheBusinessWorkJoins() throws Exception {
+        container.close();
+        boot(Map.of("idempotency.interceptor.priority", "100", "idempotency.claim", "atomic"));
+        payments.payButRollBack("k-7", "pay-7");
+        payments.payButRollBack("k-7", "pay-7");
+        assertThat(payments()).isZero();
+        assertThat(payments.executions()).as("each call ran in the library's transaction, which rolled back").isEqualTo(2);
+        assertThat(database().count("select count(*) from idempotency_record")).isZero();
+    }
+
+    @Test
+    void aMethodWithoutTransactionalGetsTheLibrarysTransactionForItsClaimWorkAndResult() throws Exception {
+        bootAtomic();
+        assertThat(plain.pay("k-8", "pay-8")).isEqualTo("pay-8");
+        assertThat(plain.pay("k-8", "pay-8")).isEqualTo("pay-8");
+        assertThatThrownBy(() -> plain.pay("k-9", "fail")).isInstanceOf(IllegalStateException.class);
+        assertThat(database().count("select count(*) from test_payment where id = 'fail'")).as("rolled back with the claim").isZero();
+        assertThat(plain.pay("k-9", "pay-9")).isEqualTo("pay-9"); // the key is free at once
+        assertThat(plain.executions()).isEqualTo(3);
+        assertThat(payments()).isEqualTo(2);
+    }
+
+    @Test
+    void aCheckedExceptionCaughtByTheCallerStillFreesTheKey() throws Exception {
+        bootAtomic();
+        assertThat(checkout.payCatchingDeclined("k-10")).isEqualTo("declined");
+        assertThat(database().count("select count(*) from idempotency_record")).as("the claim row was removed in the transaction").isZero();
+        assertThat(database().count("select count(*) from test_payment where id = 'declined'")).as("the caller's transaction committed").isEqualTo(1);
     }
 
     @Test

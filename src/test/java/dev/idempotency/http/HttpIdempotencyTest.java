@@ -24,19 +24,25 @@ import static org.assertj.core.api.Assertions.assertThat;
  * SPEC section 3 over real HTTP: JDK HttpClient against RESTEasy on Undertow with Weld, the library's JPA
  * store on H2 with Narayana JTA. One test (or more) per rule.
  */
+@org.junit.jupiter.api.TestInstance(org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS)
 class HttpIdempotencyTest {
 
     static HttpTestServer server;
 
-    @BeforeAll
-    static void start() throws Exception {
+    /** The configuration of this run: the default claim (atomic, with Narayana present); the leased subclass overrides it. */
+    Map<String, String> config() {
         Map<String, String> config = new HashMap<>();
         config.put("idempotency.lease", "PT30S");
-        server = HttpTestServer.onH2(config, PaymentsResource.class, PlainResource.class, ItemsResource.class);
+        return config;
+    }
+
+    @BeforeAll
+    void start() throws Exception {
+        server = HttpTestServer.onH2(config(), PaymentsResource.class, PlainResource.class, ItemsResource.class);
     }
 
     @AfterAll
-    static void stop() throws Exception {
+    void stop() throws Exception {
         if (server != null) {
             server.close();
         }

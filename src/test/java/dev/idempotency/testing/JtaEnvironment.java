@@ -48,7 +48,16 @@ public final class JtaEnvironment implements AutoCloseable {
 
     /** With extra JPA provider properties (for example Hibernate's statistics). */
     public JtaEnvironment(TestDatabase db, Map<String, String> jpaProperties) {
-        dataSource = dataSource(db, tm, tsr);
+        this(db.url, db.user, db.password, jpaProperties, 48, false);
+    }
+
+    /**
+     * @param poolSize the pool's maximum size (its acquisition timeout is 10 s)
+     * @param counting whether statements and commits go through {@link CountingDriver}
+     */
+    public JtaEnvironment(String url, String user, String password, Map<String, String> jpaProperties, int poolSize,
+                          boolean counting) {
+        dataSource = dataSource(url, user, password, tm, tsr, poolSize, counting);
         JpaSchema.createIfMissing(dataSource);
         Map<String, String> properties = new java.util.HashMap<>(HIBERNATE_JTA);
         properties.putAll(jpaProperties);
@@ -58,16 +67,27 @@ public final class JtaEnvironment implements AutoCloseable {
     }
 
     public static AgroalDataSource dataSource(TestDatabase db, TransactionManager tm, TransactionSynchronizationRegistry tsr) {
+        return dataSource(db.url, db.user, db.password, tm, tsr, 48, false);
+    }
+
+    public static AgroalDataSource dataSource(String url, String user, String password, TransactionManager tm,
+                                              TransactionSynchronizationRegistry tsr, int poolSize, boolean counting) {
         try {
             return AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
+                    .metricsEnabled(true)
                     .connectionPoolConfiguration(pool -> pool
-                            .maxSize(48)
-                            .acquisitionTimeout(Duration.ofSeconds(30))
+                            .maxSize(poolSize)
+                            .acquisitionTimeout(Duration.ofSeconds(poolSize == 48 ? 30 : 10))
                             .transactionIntegration(new NarayanaTransactionIntegration(tm, tsr))
-                            .connectionFactoryConfiguration(cf -> cf
-                                    .jdbcUrl(db.url)
-                                    .principal(new NamePrincipal(db.user))
-                                    .credential(new SimplePassword(db.password)))));
+                            .connectionFactoryConfiguration(cf -> {
+                                cf.jdbcUrl(counting ? CountingDriver.PREFIX + url : url)
+                                        .principal(new NamePrincipal(user))
+                                        .credential(new SimplePassword(password));
+                                if (counting) {
+                                    cf.connectionProviderClass(CountingDriver.class);
+                                }
+                                return cf;
+                            })));
         } catch (SQLException e) {
             throw new AssertionError(e);
         }
@@ -78,8 +98,9 @@ public final class JtaEnvironment implements AutoCloseable {
         return emf.unwrap(org.hibernate.SessionFactory.class).getStatistics().getPrepareStatementCount();
     }
 
+    /** The engine's bridge: joins the caller's transactions and begins one (REQUIRED) when there is none. */
     public JtaTransactionBridge bridge() {
-        return new JtaTransactionBridge(tsr);
+        return new JtaTransactionBridge(tsr, new TransactionManagerRequiresNew(tm));
     }
 
     @Override

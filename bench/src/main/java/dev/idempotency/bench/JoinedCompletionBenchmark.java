@@ -2,24 +2,10 @@ package dev.idempotency.bench;
 
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
-import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.core.Policy;
-import dev.idempotency.jta.JtaTransactionBridge;
-import dev.idempotency.jta.TransactionManagerRequiresNew;
 import dev.idempotency.spi.ScopedKey;
-import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
-import dev.idempotency.store.jpa.JpaIdempotencyStore;
-import dev.idempotency.store.jpa.JpaSchema;
-import dev.idempotency.store.jpa.JtaTransactions;
 
-import io.agroal.api.AgroalDataSource;
-import io.agroal.api.configuration.supplier.AgroalDataSourceConfigurationSupplier;
-import io.agroal.api.security.NamePrincipal;
-import io.agroal.api.security.SimplePassword;
-import io.agroal.narayana.NarayanaTransactionIntegration;
-import jakarta.persistence.EntityManagerFactory;
 import jakarta.transaction.TransactionManager;
-import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import org.apache.camel.processor.idempotent.jpa.JpaMessageIdRepository;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -35,11 +21,6 @@ import org.openjdk.jmh.annotations.TearDown;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.time.Clock;
-import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -60,17 +41,10 @@ public class JoinedCompletionBenchmark {
     @Param({"h2", "postgresql", "mariadb"})
     public Database database;
 
-    final TransactionManager tm = com.arjuna.ats.jta.TransactionManager.transactionManager();
-    final TransactionSynchronizationRegistry tsr =
-            new com.arjuna.ats.internal.jta.transaction.arjunacore.TransactionSynchronizationRegistryImple();
-    AgroalDataSource jtaPool;
-    AgroalDataSource plainPool;
-    EntityManagerFactory emf;
-    EntityManagerFactory camelEmf;
-    JpaMessageIdRepository camel;
+    JtaSubjects subjects;
+    TransactionManager tm;
     IdempotencyEngine engine;
-    ExecutorService detached;
-    ExecutorService afterCompletion;
+    JpaMessageIdRepository camel;
     Connection floor;
     final AtomicLong sequence = new AtomicLong();
     final byte[] response = new byte[1024];
@@ -78,22 +52,10 @@ public class JoinedCompletionBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws Exception {
         database.reset(1000);
-        jtaPool = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
-                .connectionPoolConfiguration(c -> c.maxSize(16)
-                        .transactionIntegration(new NarayanaTransactionIntegration(tm, tsr))
-                        .connectionFactoryConfiguration(f -> f.jdbcUrl(database.url)
-                                .principal(new NamePrincipal(database.user)).credential(new SimplePassword(database.password)))));
-        plainPool = database.pool(8);
-        emf = IdempotencyPersistenceUnit.create(jtaPool, true, Map.of("hibernate.transaction.jta.platform",
-                "org.hibernate.engine.transaction.jta.platform.internal.JBossStandAloneJtaPlatform"));
-        detached = Executors.newCachedThreadPool();
-        afterCompletion = Executors.newSingleThreadExecutor();
-        JpaIdempotencyStore store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm), detached),
-                Duration.ofSeconds(5), JpaSchema.insertIfAbsent(plainPool));
-        engine = new IdempotencyEngine(store, Clock.systemUTC(), "bench", new JtaTransactionBridge(tsr), new LocalCompletionSignals(),
-                afterCompletion, Duration.ofSeconds(30));
-        camelEmf = CamelPeers.messageProcessedUnit(plainPool);
-        camel = CamelPeers.jpa(camelEmf, "bench");
+        subjects = new JtaSubjects(database);
+        tm = subjects.tm;
+        engine = subjects.engine;
+        camel = subjects.camel;
         floor = database.connect();
         floor.setAutoCommit(false);
     }
@@ -101,22 +63,11 @@ public class JoinedCompletionBenchmark {
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
         floor.close();
-        camel.stop();
-        camelEmf.close();
-        emf.close();
-        detached.shutdownNow();
-        afterCompletion.shutdownNow();
-        jtaPool.close();
-        plainPool.close();
+        subjects.close();
     }
 
-    /** The business transaction: one row inserted, committed through the transaction manager. */
     void business(String id) throws Exception {
-        try (Connection c = jtaPool.getConnection();
-             PreparedStatement insert = c.prepareStatement("INSERT INTO bench_business (id, amount) VALUES (?, 1250)")) {
-            insert.setString(1, id);
-            insert.executeUpdate();
-        }
+        subjects.business(id);
     }
 
     @Benchmark

@@ -13,12 +13,14 @@ import java.util.concurrent.atomic.AtomicLong;
 public class PaymentService {
 
     private final AtomicLong charges = new AtomicLong();
+    private final AtomicLong flushed = new AtomicLong();
 
     @PersistenceContext
     EntityManager em;
 
     @Transactional
-    public Payment charge(long amount, String currency, String reference, String owner, long delayMillis, boolean fail) {
+    public Payment charge(long amount, String currency, String reference, String owner, long delayMillis,
+            long pauseAfterChargeMillis, boolean fail) {
         charges.incrementAndGet();
         if (delayMillis > 0) {
             pause(delayMillis); // the demo's slow card network
@@ -26,6 +28,12 @@ public class PaymentService {
         Payment payment = new Payment(UUID.randomUUID().toString(), amount, currency, reference, "CHARGED", owner);
         em.persist(payment);
         em.flush();
+        // The row is written, in the transaction, not committed; the crash test waits for this count and then
+        // kills the server during the pause below (a retry must then charge once, at once).
+        flushed.incrementAndGet();
+        if (pauseAfterChargeMillis > 0) {
+            pause(pauseAfterChargeMillis);
+        }
         if (fail) {
             throw new IllegalStateException("The card network failed after the charge started");
         }
@@ -39,6 +47,11 @@ public class PaymentService {
     /** Times the charge code ran on this node, failed attempts included. */
     public long charges() {
         return charges.get();
+    }
+
+    /** Times the charge code wrote (flushed) its payment row on this node, committed or not. */
+    public long flushed() {
+        return flushed.get();
     }
 
     public long payments() {

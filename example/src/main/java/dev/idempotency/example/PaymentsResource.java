@@ -11,6 +11,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.SecurityContext;
@@ -36,6 +37,16 @@ public class PaymentsResource {
     @Context
     SecurityContext security;
 
+    /**
+     * {@value #PAUSE_AFTER_CHARGE}: n ms (0 to 60000) to pause after the payment row is written, before the
+     * commit; the crash test kills the server there. A header, not a body field: the fingerprint covers the
+     * body, and the retry after the crash must be the same request without the pause.
+     */
+    static final String PAUSE_AFTER_CHARGE = "X-Pause-After-Charge";
+
+    @Context
+    HttpHeaders headers;
+
     @POST
     @Idempotent
     @Consumes(MediaType.APPLICATION_JSON)
@@ -60,9 +71,13 @@ public class PaymentsResource {
         if (invalid != null) {
             return invalid;
         }
+        long pauseAfterCharge = pauseAfterCharge(headers.getHeaderString(PAUSE_AFTER_CHARGE));
+        if (pauseAfterCharge < 0) {
+            return Problems.invalid(PAUSE_AFTER_CHARGE + " must be between 0 and 60000");
+        }
         String owner = security.getUserPrincipal() == null ? "anonymous" : security.getUserPrincipal().getName();
         Payment p = payments.charge(request.amount, request.currency, request.reference, owner,
-                request.delayMillis == null ? 0 : request.delayMillis, Boolean.TRUE.equals(request.fail));
+                request.delayMillis == null ? 0 : request.delayMillis, pauseAfterCharge, Boolean.TRUE.equals(request.fail));
         return Response.created(URI.create("/api/payments/" + p.getId())).entity(PaymentView.of(p)).build();
     }
 
@@ -76,7 +91,7 @@ public class PaymentsResource {
     @GET
     @Path("stats")
     public Stats stats() {
-        return new Stats(payments.charges(), payments.payments(), transfers.transfers());
+        return new Stats(payments.charges(), payments.flushed(), payments.payments(), transfers.transfers());
     }
 
     static Response validate(PaymentRequest r) {
@@ -96,5 +111,18 @@ public class PaymentsResource {
             return Problems.invalid("delayMillis must be between 0 and 60000");
         }
         return null;
+    }
+
+    /** The {@value #PAUSE_AFTER_CHARGE} header's milliseconds: 0 when absent, negative when not in 0..60000. */
+    static long pauseAfterCharge(String header) {
+        if (header == null || header.isBlank()) {
+            return 0;
+        }
+        try {
+            long millis = Long.parseLong(header.strip());
+            return millis <= 60_000 ? millis : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 }

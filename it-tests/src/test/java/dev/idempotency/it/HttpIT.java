@@ -58,6 +58,35 @@ class HttpIT extends ServerIT {
     }
 
     @Test
+    @DisplayName("A4: the first answer and its replay are the same bytes; one payment row")
+    void identicalBytes() throws Exception {
+        long payments = stat("payments");
+        String k = key();
+        HttpResponse<byte[]> first = CLIENT.send(postJson("api/payments", k, PAYMENT).build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> retry = CLIENT.send(postJson("api/payments", k, PAYMENT).build(), HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(retry.body()).isEqualTo(first.body()).isNotEmpty();
+        assertThat(stat("payments")).isEqualTo(payments + 1);
+    }
+
+    @Test
+    @DisplayName("A3: a 500 after the charge wrote its row leaves neither the row nor the key")
+    void serverErrorLeavesNothing() throws Exception {
+        long payments = stat("payments");
+        long charges = stat("charges");
+        String k = key();
+        String failing = "{\"amount\":500,\"currency\":\"EUR\",\"fail\":true}";
+        assertThat(send(postJson("api/payments", k, failing)).statusCode()).isEqualTo(500);
+        assertThat(stat("payments")).as("the payment row rolled back with the claim").isEqualTo(payments);
+        HttpResponse<String> again = send(postJson("api/payments", k, failing));
+        assertThat(again.statusCode()).isEqualTo(500);
+        assertThat(again.headers().firstValue("Idempotent-Replayed")).as("the key was free: it ran again").isEmpty();
+        assertThat(stat("charges")).isEqualTo(charges + 2);
+        assertThat(stat("payments")).isEqualTo(payments);
+    }
+
+    @Test
     @DisplayName("H6: the same key with another body: 422, nothing charged")
     void reused() throws Exception {
         String k = key();

@@ -2,6 +2,7 @@ package dev.idempotency.store.jpa;
 
 import dev.idempotency.IdempotencyLeaseLostException;
 import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.spi.AtomicClaims;
 import dev.idempotency.spi.Claim;
 import dev.idempotency.spi.ClaimRequest;
 import dev.idempotency.spi.ClaimRules;
@@ -41,7 +42,7 @@ import java.util.logging.Logger;
  *     {@code IN_PROGRESS} with no owner).</li>
  * </ul>
  */
-public final class JpaIdempotencyStore implements IdempotencyStore {
+public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims {
 
     private static final Logger LOG = Logger.getLogger(JpaIdempotencyStore.class.getName());
     private static final int CLAIM_ATTEMPTS = 3;
@@ -78,20 +79,47 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
     public enum InsertIfAbsent {
         /** Portable JPA: read, then persist when there is no row. */
         PORTABLE(null),
-        /** {@code INSERT ... ON CONFLICT DO NOTHING} (PostgreSQL 9.5 and later). */
-        POSTGRESQL("INSERT INTO idempotency_record (%s) VALUES (%s) ON CONFLICT DO NOTHING");
-        // Not for MariaDB/MySQL: INSERT IGNORE takes a shared lock on the existing row, and takers of an expired
+        /**
+         * {@code INSERT ... ON CONFLICT DO NOTHING} (PostgreSQL 9.5 and later). The atomic claim is the same
+         * insert in one statement that sets {@code lock_timeout} for its own wait and puts it back.
+         */
+        POSTGRESQL("INSERT INTO idempotency_record (%s) VALUES (%s) ON CONFLICT DO NOTHING",
+                "WITH s AS (SELECT current_setting('lock_timeout') AS old, set_config('lock_timeout', ?15, true) AS lt),"
+                        + " i AS (INSERT INTO idempotency_record (%s) SELECT %s FROM s ON CONFLICT DO NOTHING RETURNING 1)"
+                        + " SELECT (SELECT count(*) FROM i), set_config('lock_timeout', s.old, true) FROM s"),
+        /**
+         * MariaDB: leased claims are portable. The atomic claim is {@code INSERT IGNORE} with its own lock wait
+         * ({@code SET STATEMENT innodb_lock_wait_timeout = n FOR ...}, whole seconds).
+         */
+        // Not for leased claims: INSERT IGNORE takes a shared lock on the existing row, and takers of an expired
         // lease then each want the exclusive lock on it: InnoDB deadlocks them (found by the 8-takers test).
+        // An atomic claim meets that only for an expired record raced by several callers: the deadlock victim's
+        // transaction rolls back and its next attempt replays or waits.
+        MARIADB(null, "SET STATEMENT innodb_lock_wait_timeout = %%d FOR INSERT IGNORE INTO idempotency_record (%s) VALUES (%s)");
 
         private final String sql;
         private final String withType;
+        private final String atomicSql;
+        private final String atomicWithType;
 
         InsertIfAbsent(String template) {
+            this(template, null);
+        }
+
+        InsertIfAbsent(String template, String atomicTemplate) {
             String columns = "id, namespace, principal, idem_key, status, fingerprint, attempts, first_seen, last_seen,"
                     + " expires_at, lease_until, owner, version";
             String values = "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13";
             this.sql = template == null ? null : template.formatted(columns, values);
             this.withType = template == null ? null : template.formatted(columns + ", request_type", values + ", ?14");
+            String atomicValues = "POSTGRESQL".equals(name())
+                    ? "CAST(?1 AS VARCHAR), CAST(?2 AS VARCHAR), CAST(?3 AS VARCHAR), CAST(?4 AS VARCHAR), CAST(?5 AS VARCHAR),"
+                    + " CAST(?6 AS VARCHAR), CAST(?7 AS INTEGER), CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS BIGINT),"
+                    + " CAST(?11 AS BIGINT), CAST(?12 AS VARCHAR), CAST(?13 AS BIGINT)" : values;
+            // Ordinal parameters must not leave a gap: the lock timeout is the one after the last value.
+            this.atomicSql = atomicTemplate == null ? null : atomicTemplate.formatted(columns, atomicValues).replace("?15", "?14");
+            this.atomicWithType = atomicTemplate == null ? null
+                    : atomicTemplate.formatted(columns + ", request_type", atomicValues + (atomicValues == values ? ", ?14" : ", CAST(?14 AS VARCHAR)"));
         }
     }
 
@@ -112,7 +140,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
     }
 
     private Claim claim(EntityManager em, String id, ClaimRequest request) {
-        if (insertIfAbsent != InsertIfAbsent.PORTABLE) {
+        if (insertIfAbsent.sql != null) {
             IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
             if (insert(em, id, fresh) == 1) {
                 return new Claim.Acquired(ClaimRules.ticket(fresh, false));
@@ -125,10 +153,18 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
             em.flush();
             return new Claim.Acquired(ClaimRules.ticket(fresh, false));
         }
+        return claimExisting(em, entity, request, lockHints);
+    }
+
+    /**
+     * An existing row: answered as it is when live; else (expired, released, or a leased claim whose lease
+     * ended) locked, judged again under the lock, and claimed: exactly one taker.
+     */
+    private Claim claimExisting(EntityManager em, IdempotencyRecordEntity entity, ClaimRequest request, Map<String, Object> lock) {
         if (ClaimRules.judge(entity.toRecord(), request) == ClaimRules.Verdict.EXISTING) {
             return new Claim.Existing(entity.toRecord());
         }
-        em.refresh(entity, LockModeType.PESSIMISTIC_WRITE, lockHints);
+        em.refresh(entity, LockModeType.PESSIMISTIC_WRITE, lock);
         IdempotencyRecord locked = entity.toRecord();
         ClaimRules.Verdict verdict = ClaimRules.judge(locked, request);
         if (verdict == ClaimRules.Verdict.EXISTING) {
@@ -140,8 +176,139 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
         return new Claim.Acquired(ClaimRules.ticket(claimed, verdict == ClaimRules.Verdict.TAKE_OVER));
     }
 
+    // ------------------------------------------------------------------------------------ atomic claims
+
+    @Override
+    public boolean canJoin() {
+        return transactions.canJoin();
+    }
+
+    /**
+     * The claim row written in the caller's transaction. PostgreSQL and MariaDB: one insert that does nothing
+     * when the row exists and waits at most {@code lockWait} for another transaction's uncommitted row
+     * (then {@link Claim.Busy}); elsewhere, a read and a persist whose flush fails when another transaction
+     * committed the key first ({@link Claim.Busy}, settled: the caller's transaction is marked for rollback by
+     * the JPA provider). An existing row is read again with a locking read (the latest committed version,
+     * whatever the isolation level), and claimed under an exclusive lock, without waiting, when it is expired,
+     * released or a leased claim whose lease ended.
+     */
+    @Override
+    public Claim claimInTransaction(ClaimRequest request, Duration lockWait) {
+        if (!transactions.canJoin()) {
+            throw new IllegalStateException("An atomic claim needs an active transaction the store can join");
+        }
+        String id = request.scopedKey().id();
+        try {
+            return transactions.inCurrentTransaction(em -> claimInTransaction(em, id, request, lockWait));
+        } catch (RuntimeException e) {
+            Claim.Busy busy = busy(e);
+            if (busy != null) {
+                LOG.log(Level.FINE, "Atomic claim of {0} met another transaction''s claim: {1}", new Object[] {request.scopedKey(), e});
+                return busy;
+            }
+            throw new IdempotencyStoreException("Could not claim the " + request.scopedKey(), e);
+        }
+    }
+
+    private Claim claimInTransaction(EntityManager em, String id, ClaimRequest request, Duration lockWait) {
+        IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
+        if (insertIfAbsent.atomicSql != null) {
+            if (atomicInsert(em, id, fresh, lockWait) == 1) {
+                return new Claim.Acquired(ClaimRules.ticket(fresh, false));
+            }
+            // A committed row: read its latest version (a locking read, whatever the snapshot).
+            IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id, LockModeType.PESSIMISTIC_READ, NO_WAIT);
+            // Taken without waiting: the insert already waited for the key's other transaction.
+            return entity == null ? new Claim.Busy(true) : claimExisting(em, entity, request, NO_WAIT);
+        }
+        IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id);
+        if (entity == null) {
+            // Waits for another transaction's uncommitted row of this key, then fails if it committed. The wait is
+            // bounded by a query timeout, the one per-statement bound these databases take through JPA (whole seconds).
+            long seconds = Math.max(1, lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0));
+            bind(em.createNativeQuery(fresh.requestType() == null ? PLAIN_INSERT : PLAIN_INSERT_WITH_TYPE), id, fresh)
+                    .setHint("jakarta.persistence.query.timeout", (int) (seconds * 1000))
+                    .executeUpdate();
+            return new Claim.Acquired(ClaimRules.ticket(fresh, false));
+        }
+        return claimExisting(em, entity, request, NO_WAIT);
+    }
+
+    private static final String PLAIN_INSERT = "INSERT INTO idempotency_record (id, namespace, principal, idem_key, status,"
+            + " fingerprint, attempts, first_seen, last_seen, expires_at, lease_until, owner, version)"
+            + " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+    private static final String PLAIN_INSERT_WITH_TYPE = PLAIN_INSERT.replace(", version)", ", version, request_type)")
+            .replace("?13)", "?13, ?14)");
+
+    /** Lock hints for a lock taken without waiting (another caller at it now: busy). */
+    private static final Map<String, Object> NO_WAIT = Map.of("jakarta.persistence.lock.timeout", 0);
+
+    private int atomicInsert(EntityManager em, String id, IdempotencyRecord r, Duration lockWait) {
+        String sql = r.requestType() == null ? insertIfAbsent.atomicSql : insertIfAbsent.atomicWithType;
+        if (insertIfAbsent == InsertIfAbsent.MARIADB) {
+            // Whole seconds; 0 is "do not wait".
+            long seconds = lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0);
+            return bind(em.createNativeQuery(sql.formatted(seconds)), id, r).executeUpdate();
+        }
+        // PostgreSQL: lock_timeout 0 would mean "no limit"
+        var q = bind(em.createNativeQuery(sql), id, r)
+                .setParameter(r.requestType() == null ? 14 : 15, Math.max(1, lockWait.toMillis()) + "ms");
+        Object[] row = (Object[]) q.getSingleResult();
+        return ((Number) row[0]).intValue();
+    }
+
+    /** A lock wait that timed out (not settled), or a duplicate key or deadlock (settled: retry in a new transaction). */
+    private static Claim.Busy busy(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof jakarta.persistence.LockTimeoutException || c instanceof jakarta.persistence.PessimisticLockException
+                    || c instanceof jakarta.persistence.QueryTimeoutException) {
+                // Look further for the SQL state; default to a lock wait.
+                Claim.Busy inner = c.getCause() == null ? null : busy(c.getCause());
+                return inner != null ? inner : new Claim.Busy(false);
+            }
+            if (c instanceof java.sql.SQLException sql) {
+                String state = sql.getSQLState() == null ? "" : sql.getSQLState();
+                int code = sql.getErrorCode();
+                // PostgreSQL 55P03 lock_not_available; MariaDB 1205; H2 50200 (HYT00); a query timeout (57014, or
+                // Derby's XCL52)
+                if (state.equals("55P03") || code == 1205 || code == 50200 || state.equals("HYT00")
+                        || state.equals("57014") || state.equals("XCL52")
+                        || c instanceof java.sql.SQLTimeoutException) {
+                    return new Claim.Busy(false);
+                }
+                // a duplicate key (the other transaction committed first), or a deadlock victim
+                if (state.startsWith("23") || state.equals("40001") || state.equals("40P01") || code == 1213) {
+                    return new Claim.Busy(true);
+                }
+            }
+            if (c instanceof jakarta.persistence.EntityExistsException) {
+                return new Claim.Busy(true);
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void unclaimInTransaction(Ticket ticket) {
+        try {
+            transactions.inCurrentTransaction(em -> em.createNativeQuery(
+                            "DELETE FROM idempotency_record WHERE id = ?1 AND owner = ?2 AND version = ?3")
+                    .setParameter(1, ticket.scopedKey().id())
+                    .setParameter(2, ticket.owner())
+                    .setParameter(3, ticket.version())
+                    .executeUpdate());
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not undo the claim of the " + ticket.scopedKey(), e);
+        }
+    }
+
     private int insert(EntityManager em, String id, IdempotencyRecord r) {
-        var insert = em.createNativeQuery(r.requestType() == null ? insertIfAbsent.sql : insertIfAbsent.withType)
+        return bind(em.createNativeQuery(r.requestType() == null ? insertIfAbsent.sql : insertIfAbsent.withType), id, r)
+                .executeUpdate();
+    }
+
+    private static jakarta.persistence.Query bind(jakarta.persistence.Query insert, String id, IdempotencyRecord r) {
+        insert
                 .setParameter(1, id)
                 .setParameter(2, r.scopedKey().namespace())
                 .setParameter(3, r.scopedKey().principal())
@@ -158,7 +325,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore {
         if (r.requestType() != null) {
             insert.setParameter(14, r.requestType());
         }
-        return insert.executeUpdate();
+        return insert;
     }
 
     @Override

@@ -76,6 +76,9 @@ public final class JpaSchema {
         if (p.contains("postgres")) {
             return JpaIdempotencyStore.InsertIfAbsent.POSTGRESQL;
         }
+        if (p.contains("mariadb")) {
+            return JpaIdempotencyStore.InsertIfAbsent.MARIADB;
+        }
         return JpaIdempotencyStore.InsertIfAbsent.PORTABLE;
     }
 

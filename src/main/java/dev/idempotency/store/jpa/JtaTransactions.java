@@ -3,6 +3,7 @@ package dev.idempotency.store.jpa;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import java.util.concurrent.CompletableFuture;
@@ -74,16 +75,36 @@ public final class JtaTransactions implements JpaTransactions {
         return registry.getTransactionStatus() == Status.STATUS_ACTIVE;
     }
 
+    /**
+     * One entity manager per transaction (kept in the registry's resources): an atomic claim and its answer, or
+     * a completion and a read, share it instead of opening one each; its persistence context is cleared after
+     * each unit of work. It is closed when the transaction completes.
+     */
     private <T> T inActiveTransaction(Function<EntityManager, T> work) {
-        EntityManager em = emf.createEntityManager();
-        try {
-            em.joinTransaction();
-            T result = work.apply(em);
-            em.flush();
-            return result;
-        } finally {
-            // The persistence context stays until the transaction completes.
-            em.close();
+        EntityManager em = (EntityManager) registry.getResource(this);
+        if (em == null) {
+            EntityManager created = emf.createEntityManager();
+            created.joinTransaction();
+            registry.putResource(this, created);
+            registry.registerInterposedSynchronization(new Synchronization() {
+                @Override
+                public void beforeCompletion() {
+                    // the provider flushes its joined persistence context itself
+                }
+
+                @Override
+                public void afterCompletion(int status) {
+                    if (created.isOpen()) {
+                        created.close();
+                    }
+                }
+            });
+            em = created;
         }
+        T result = work.apply(em);
+        em.flush();
+        // Nothing carried to the next unit of work: native statements (the completion) would leave it stale.
+        em.clear();
+        return result;
     }
 }

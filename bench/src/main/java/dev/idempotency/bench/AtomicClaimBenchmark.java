@@ -1,0 +1,202 @@
+package dev.idempotency.bench;
+
+import dev.idempotency.core.AtomicCall;
+import dev.idempotency.core.AtomicOutcome;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.Policy;
+import dev.idempotency.spi.ScopedKey;
+
+import jakarta.transaction.TransactionManager;
+
+import org.apache.camel.processor.idempotent.jpa.JpaMessageIdRepository;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Atomic claims (SPEC section 2a): the claim row, one business row and the stored 1 KiB answer in one JTA
+ * transaction, beside what they are measured against.
+ *
+ * <ul>
+ * <li>{@code businessTransactionAlone}: the business transaction without idempotency (the joined target's yardstick);</li>
+ * <li>{@code atomicInTheCallersTransaction}: the caller begins and commits; the claim and the answer join it;</li>
+ * <li>{@code atomicInTheLibrarysTransaction}: no caller transaction; the library begins one around the call;</li>
+ * <li>{@code floorSameStatementsOneTransaction}: raw JDBC, no JTA: the claim insert as the database takes it
+ *     best, the business insert, the update with the answer, one commit (the own-transaction target's floor);</li>
+ * <li>{@code floorSameStatementsInTheCallersTransaction}: the same statements in raw JDBC inside the caller's
+ *     JTA transaction (the joined path's floor);</li>
+ * <li>{@code camelJpaAddBusinessConfirm}: Camel's JPA repository's add, the business transaction, confirm.</li>
+ * </ul>
+ * Average time per call with one thread; {@code -bm thrpt -t 8} gives the distinct-keys throughput.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class AtomicClaimBenchmark {
+
+    static final Policy POLICY = Subjects.POLICY;
+
+    @Param({"h2", "postgresql", "mariadb"})
+    public Database database;
+
+    JtaSubjects subjects;
+    TransactionManager tm;
+    IdempotencyEngine engine;
+    JpaMessageIdRepository camel;
+    String floorClaim;
+    final AtomicLong sequence = new AtomicLong();
+    final byte[] response = new byte[1024];
+
+    @Setup(Level.Trial)
+    public void setUp() throws Exception {
+        database.reset(1000);
+        subjects = new JtaSubjects(database);
+        tm = subjects.tm;
+        engine = subjects.engine;
+        camel = subjects.camel;
+        floorClaim = switch (database) {
+            case postgresql -> "INSERT INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS') ON CONFLICT DO NOTHING";
+            case mariadb -> "INSERT IGNORE INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS')";
+            case h2 -> "INSERT INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS')";
+        };
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        subjects.close();
+    }
+
+    /** Each thread's own raw connection for the floor. */
+    @State(Scope.Thread)
+    public static class FloorConnection {
+        Connection c;
+
+        @Setup(Level.Trial)
+        public void open(AtomicClaimBenchmark b) throws Exception {
+            c = b.database.connect();
+            c.setAutoCommit(false);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() throws Exception {
+            c.close();
+        }
+    }
+
+    void business(String id) throws Exception {
+        subjects.business(id);
+    }
+
+    /** The floor's statements on one connection: the claim insert, the business insert, the update with the answer. */
+    int floorStatements(Connection c, String id) throws Exception {
+        try (PreparedStatement claim = c.prepareStatement(floorClaim)) {
+            claim.setString(1, id);
+            claim.executeUpdate();
+        }
+        try (PreparedStatement insert = c.prepareStatement("INSERT INTO bench_business (id, amount) VALUES (?, 1250)")) {
+            insert.setString(1, id);
+            insert.executeUpdate();
+        }
+        try (PreparedStatement update = c.prepareStatement(
+                "UPDATE bench_floor SET status = 'COMPLETED', response = ? WHERE id = ? AND status = 'IN_PROGRESS'")) {
+            update.setBytes(1, response);
+            update.setString(2, id);
+            return update.executeUpdate();
+        }
+    }
+
+    AtomicOutcome<String> atomic(String id) throws Exception {
+        return engine.runAtomic(new ScopedKey("bench", "anonymous", id), "fp", null, POLICY, new AtomicCall<>() {
+            @Override
+            public String run() throws Exception {
+                business(id);
+                return id;
+            }
+
+            @Override
+            public byte[] response(String result) {
+                return response;
+            }
+
+            @Override
+            public boolean keeps(Throwable failure) {
+                return false;
+            }
+
+            @Override
+            public byte[] failure(Throwable failure) {
+                return null;
+            }
+        });
+    }
+
+    @Benchmark
+    public String businessTransactionAlone() throws Exception {
+        String id = "b" + sequence.incrementAndGet();
+        tm.begin();
+        business(id);
+        tm.commit();
+        return id;
+    }
+
+    @Benchmark
+    public Object atomicInTheCallersTransaction() throws Exception {
+        String id = "j" + sequence.incrementAndGet();
+        tm.begin();
+        AtomicOutcome<String> outcome = atomic(id);
+        tm.commit();
+        return outcome;
+    }
+
+    @Benchmark
+    public Object atomicInTheLibrarysTransaction() throws Exception {
+        return atomic("a" + sequence.incrementAndGet());
+    }
+
+    @Benchmark
+    public int floorSameStatementsOneTransaction(FloorConnection floor) throws Exception {
+        int n = floorStatements(floor.c, "f" + sequence.incrementAndGet());
+        floor.c.commit();
+        return n;
+    }
+
+    /**
+     * The joined path's floor: the caller's JTA transaction with the same three statements in raw JDBC on the
+     * enlisted connection, one commit.
+     */
+    @Benchmark
+    public int floorSameStatementsInTheCallersTransaction() throws Exception {
+        String id = "g" + sequence.incrementAndGet();
+        tm.begin();
+        int n;
+        try (Connection c = subjects.jtaPool.getConnection()) {
+            n = floorStatements(c, id);
+        }
+        tm.commit();
+        return n;
+    }
+
+    @Benchmark
+    public boolean camelJpaAddBusinessConfirm() throws Exception {
+        String id = "c" + sequence.incrementAndGet();
+        if (!camel.add(id)) {
+            throw new IllegalStateException("a new key was not new to Camel");
+        }
+        tm.begin();
+        business(id);
+        tm.commit();
+        return camel.confirm(id);
+    }
+}

@@ -1,0 +1,35 @@
+package dev.idempotency.spi;
+
+import dev.idempotency.IdempotencyStoreException;
+
+import java.time.Duration;
+
+/**
+ * An optional capability of a transactional store: claims written inside the caller's active transaction
+ * (SPEC section 2a). The claim row, the operation's work and the completion
+ * ({@link IdempotencyStore#complete} with {@link Completion#joinTransaction()}) then commit together, once; a
+ * rollback or a crash before that commit leaves no trace. A store without it gets leased claims only.
+ */
+public interface AtomicClaims {
+
+    /**
+     * Claims the key inside the calling thread's active transaction, without committing. The database makes a
+     * concurrent claim of the same key wait for this transaction's outcome; this claim waits for another
+     * transaction's uncommitted claim at most {@code lockWait} (zero: not at all).
+     *
+     * @return {@link Claim.Acquired} (a new row, or an expired or released one claimed again),
+     *         {@link Claim.Existing} (a committed live record: finished, or leased and in progress), or
+     *         {@link Claim.Busy} (another transaction holds the key; the caller's transaction is to roll back)
+     * @throws IdempotencyStoreException the store failed
+     */
+    Claim claimInTransaction(ClaimRequest request, Duration lockWait);
+
+    /**
+     * Removes, inside the caller's active transaction, the row an atomic claim wrote: for an outcome not to
+     * keep in a transaction that may still commit (a checked exception the caller catches).
+     */
+    void unclaimInTransaction(Ticket ticket);
+
+    /** Whether the calling thread has a transaction that {@link #claimInTransaction} can join right now. */
+    boolean canJoin();
+}

@@ -1,0 +1,97 @@
+package dev.idempotency.http;
+
+import dev.idempotency.testing.TestDatabase;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Atomic claims over HTTP (SPEC A1, A3, A4): the request filter begins the transaction, the resource's
+ * business write joins it, the entity is written to bytes by the application's writer, the response is
+ * stored, and the transaction commits before those bytes are sent.
+ */
+class HttpAtomicTest {
+
+    static HttpTestServer server;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = HttpTestServer.onH2(Map.of(), LedgerResource.class);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    @BeforeEach
+    void reset() {
+        Counters.reset();
+    }
+
+    HttpResponse<byte[]> post(String path, String key) throws Exception {
+        return server.sendForBytes(server.request(path).header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.noBody()).build());
+    }
+
+    static long rows(String sql) {
+        return TestDatabase.H2.count(sql);
+    }
+
+    @Test
+    @DisplayName("A4: the first client and every replay get identical bytes; one business row, one record")
+    void identicalBytes() throws Exception {
+        long before = rows("select count(*) from test_payment");
+        String key = UUID.randomUUID().toString();
+        HttpResponse<byte[]> first = post("ledger", key);
+        HttpResponse<byte[]> retry = post("ledger", key);
+        assertThat(first.statusCode()).isEqualTo(201);
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(first.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(retry.body()).isEqualTo(first.body());
+        assertThat(new String(first.body(), java.nio.charset.StandardCharsets.UTF_8)).contains("ümlaut ✓");
+        assertThat(Counters.executions).hasValue(1);
+        assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 1);
+    }
+
+    @Test
+    @DisplayName("A3: a 5xx answer rolls back the business write and the claim: the retry runs at once")
+    void serverErrorLeavesNothing() throws Exception {
+        long before = rows("select count(*) from test_payment");
+        long records = rows("select count(*) from idempotency_record");
+        String key = UUID.randomUUID().toString();
+        assertThat(post("ledger?status=503", key).statusCode()).isEqualTo(503);
+        assertThat(rows("select count(*) from test_payment")).as("the business row rolled back").isEqualTo(before);
+        assertThat(rows("select count(*) from idempotency_record")).as("no trace of the key").isEqualTo(records);
+        HttpResponse<byte[]> again = post("ledger?status=503", key);
+        assertThat(again.statusCode()).isEqualTo(503);
+        assertThat(again.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(Counters.executions).hasValue(2);
+    }
+
+    @Test
+    @DisplayName("H8 with atomic claims: a kept 4xx commits its work and is replayed")
+    void keptClientError() throws Exception {
+        long before = rows("select count(*) from test_payment");
+        String key = UUID.randomUUID().toString();
+        HttpResponse<byte[]> first = post("ledger?status=409", key);
+        HttpResponse<byte[]> retry = post("ledger?status=409", key);
+        assertThat(retry.statusCode()).isEqualTo(409);
+        assertThat(retry.body()).isEqualTo(first.body());
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 1);
+    }
+}
