@@ -136,7 +136,8 @@ public class IdempotencyManager {
         engine.store().complete(ticket, new Completion(RecordStatus.COMPLETED, response, now, false));
         IdempotencyRecord stored = ticket.finished(RecordStatus.COMPLETED, response, now);
         runtime.recordCacheOrNone().put(stored);
-        // Detection learns that a response exists (and waiters on the primary id, on every node, wake up).
+        runtime.signals().signal(responseKey); // waiters here (with no cache, the put above wakes no one)
+        // Detection learns that a response exists.
         ScopedKey seenKey = seenKey(key);
         IdempotencyRecord seen = runtime.recordCacheOrNone().get(seenKey).orElse(null);
         if (seen != null) {
@@ -144,7 +145,6 @@ public class IdempotencyManager {
                     seen.requestType(), seen.attempts(), seen.firstSeen(), seen.lastSeen(), seen.completedAt(), seen.expiresAt(),
                     null, seen.owner(), seen.version()));
         }
-        runtime.signals().signal(seenKey);
         stored(stored);
     }
 
@@ -171,7 +171,8 @@ public class IdempotencyManager {
         long deadline = System.nanoTime() + timeout.toNanos();
         CompletionSignals signals = runtime.signals();
         while (true) {
-            try (CompletionSignals.Subscription s = signals.subscribe(seenKey(key))) {
+            // The response's own key: its record arriving in the cache wakes this node's waiters, wherever it was stored.
+            try (CompletionSignals.Subscription s = signals.subscribe(responseKey(key))) {
                 Optional<IdempotencyRecord> r = responseRecord(key);
                 if (r.isPresent()) {
                     return Optional.of(r.get().response());

@@ -166,8 +166,10 @@ class IdempotencyManagerTest {
     void m4AwaitReturnsTheResponseOnceStoredOrEmptyAtTheTimeout() throws Exception {
         IdempotencyManager m = node();
         RequestKey k = RequestKey.of("slow-1");
-        CompletableFuture<Optional<byte[]>> waiter = CompletableFuture.supplyAsync(() -> m.await(k, Duration.ofSeconds(30)));
+        CompletableFuture<Optional<byte[]>> waiter = CompletableFuture.supplyAsync(() -> m.await(k, Duration.ofSeconds(120)));
+        awaitWaiter(containers.get(0));
         m.store(k, "done");
+        // Woken by the store, long before its 120 s timeout (a waiter that missed the wake-up reads again only then).
         assertThat(waiter.get(30, TimeUnit.SECONDS)).hasValueSatisfying(b -> assertThat(b).isEqualTo(bytes("done")));
         assertThat(m.await(RequestKey.of("never"), Duration.ofMillis(50))).isEmpty();
     }
@@ -308,10 +310,12 @@ class IdempotencyManagerTest {
         assertThat(STATEMENTS.get()).as("from the replicated cache").isEqualTo(before);
 
         RequestKey awaited = RequestKey.of("stored-on-1");
-        CompletableFuture<Optional<byte[]>> waiter = CompletableFuture.supplyAsync(() -> node2.await(awaited, Duration.ofSeconds(30)));
+        CompletableFuture<Optional<byte[]>> waiter = CompletableFuture.supplyAsync(() -> node2.await(awaited, Duration.ofSeconds(120)));
+        awaitWaiter(containers.get(1));
         AtomicInteger calls = new AtomicInteger();
         node2.addListener(awaited, (k, r) -> calls.incrementAndGet());
         node1.store(awaited, "from node 1");
+        // Woken by node 1's store, long before its 120 s timeout (a waiter that missed the wake-up reads again only then).
         assertThat(waiter.get(30, TimeUnit.SECONDS)).hasValueSatisfying(b -> assertThat(b).isEqualTo(bytes("from node 1")));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (calls.get() == 0 && System.nanoTime() < deadline) {
@@ -319,6 +323,16 @@ class IdempotencyManagerTest {
         }
         node1.store(awaited, "from node 1");
         assertThat(calls).as("node 2's listener fired once for node 1's store").hasValue(1);
+    }
+
+    /** Until a waiter is subscribed on that node: a store before it would be found by its first read, proving nothing. */
+    static void awaitWaiter(WeldContainer node) {
+        var signals = node.select(IdempotencyRuntime.class).get().signals();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (signals.waiters() == 0) {
+            assertThat(System.nanoTime()).as("a waiter subscribes").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
     }
 
     void awaitMembers(int n) {
