@@ -35,11 +35,12 @@ class H2AtomicClaimTest extends AtomicClaimContract {
     }
 
     /**
-     * Two statements: H2 has no insert-if-absent that waits for an uncommitted row and then does nothing (its
-     * MERGE and INSERT fail on it, and JPA then dooms the transaction), so the claim reads, then inserts.
+     * One statement: a {@code MERGE ... WHEN NOT MATCHED THEN INSERT}, which inserts a new key and leaves a
+     * committed one alone (like a plain insert, it waits for another transaction's uncommitted row of the key
+     * and then fails when that one committed: the duplicate's transaction is retried).
      */
     @Override
     List<String> claimStatements() {
-        return List.of("select", "insert into idempotency_record");
+        return List.of("merge into idempotency_record");
     }
 }

@@ -95,7 +95,15 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         // lease then each want the exclusive lock on it: InnoDB deadlocks them (found by the 8-takers test).
         // An atomic claim meets that only for an expired record raced by several callers: the deadlock victim's
         // transaction rolls back and its next attempt replays or waits.
-        MARIADB(null, "SET STATEMENT innodb_lock_wait_timeout = %%d FOR INSERT IGNORE INTO idempotency_record (%s) VALUES (%s)");
+        MARIADB(null, "SET STATEMENT innodb_lock_wait_timeout = %%d FOR INSERT IGNORE INTO idempotency_record (%s) VALUES (%s)"),
+        /**
+         * H2: leased claims are portable. The atomic claim is one {@code MERGE ... WHEN NOT MATCHED THEN INSERT}:
+         * no row for a committed key (instead of a read and an insert), and, like a plain insert, a wait for
+         * another transaction's uncommitted row of the key, then a duplicate-key error if it committed. Its wait
+         * is bounded by a query timeout (whole seconds), as the portable insert's.
+         */
+        H2(null, "MERGE INTO idempotency_record t USING (VALUES (%2$s)) s (%1$s) ON t.id = s.id"
+                + " WHEN NOT MATCHED THEN INSERT (%1$s) VALUES (%3$s)");
 
         private final String sql;
         private final String withType;
@@ -112,14 +120,24 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
             String values = "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13";
             this.sql = template == null ? null : template.formatted(columns, values);
             this.withType = template == null ? null : template.formatted(columns + ", request_type", values + ", ?14");
-            String atomicValues = "POSTGRESQL".equals(name())
+            // Typed: the values are selected (PostgreSQL) or form a derived table (H2), not inserted directly.
+            boolean typed = "POSTGRESQL".equals(name()) || "H2".equals(name());
+            String atomicValues = typed
                     ? "CAST(?1 AS VARCHAR), CAST(?2 AS VARCHAR), CAST(?3 AS VARCHAR), CAST(?4 AS VARCHAR), CAST(?5 AS VARCHAR),"
                     + " CAST(?6 AS VARCHAR), CAST(?7 AS INTEGER), CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS BIGINT),"
                     + " CAST(?11 AS BIGINT), CAST(?12 AS VARCHAR), CAST(?13 AS BIGINT)" : values;
             // Ordinal parameters must not leave a gap: the lock timeout is the one after the last value.
-            this.atomicSql = atomicTemplate == null ? null : atomicTemplate.formatted(columns, atomicValues).replace("?15", "?14");
+            String withTypeColumns = columns + ", request_type";
+            this.atomicSql = atomicTemplate == null ? null
+                    : atomicTemplate.formatted(columns, atomicValues, sourced(columns)).replace("?15", "?14");
             this.atomicWithType = atomicTemplate == null ? null
-                    : atomicTemplate.formatted(columns + ", request_type", atomicValues + (atomicValues == values ? ", ?14" : ", CAST(?14 AS VARCHAR)"));
+                    : atomicTemplate.formatted(withTypeColumns, atomicValues + (typed ? ", CAST(?14 AS VARCHAR)" : ", ?14"),
+                    sourced(withTypeColumns));
+        }
+
+        /** {@code "a, b"} as {@code "s.a, s.b"}: the columns of a MERGE's source. */
+        private static String sourced(String columns) {
+            return "s." + columns.replace(", ", ", s.");
         }
     }
 
@@ -216,6 +234,11 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
             if (atomicInsert(em, id, fresh, lockWait) == 1) {
                 return new Claim.Acquired(ClaimRules.ticket(fresh, false));
             }
+            if (insertIfAbsent == InsertIfAbsent.H2) {
+                // A committed row (H2 reads committed rows, so a plain read finds it).
+                IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id);
+                return entity == null ? new Claim.Busy(true) : claimExisting(em, entity, request, NO_WAIT);
+            }
             // A committed row: read its latest version (a locking read, whatever the snapshot).
             IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id, LockModeType.PESSIMISTIC_READ, NO_WAIT);
             // Taken without waiting: the insert already waited for the key's other transaction.
@@ -225,9 +248,8 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         if (entity == null) {
             // Waits for another transaction's uncommitted row of this key, then fails if it committed. The wait is
             // bounded by a query timeout, the one per-statement bound these databases take through JPA (whole seconds).
-            long seconds = Math.max(1, lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0));
             bind(em.createNativeQuery(fresh.requestType() == null ? PLAIN_INSERT : PLAIN_INSERT_WITH_TYPE), id, fresh)
-                    .setHint("jakarta.persistence.query.timeout", (int) (seconds * 1000))
+                    .setHint(QUERY_TIMEOUT, queryTimeoutMillis(lockWait))
                     .executeUpdate();
             return new Claim.Acquired(ClaimRules.ticket(fresh, false));
         }
@@ -240,6 +262,14 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     private static final String PLAIN_INSERT_WITH_TYPE = PLAIN_INSERT.replace(", version)", ", version, request_type)")
             .replace("?13)", "?13, ?14)");
 
+    private static final String QUERY_TIMEOUT = "jakarta.persistence.query.timeout";
+
+    /** A lock wait as a JDBC query timeout: whole seconds, at least one (zero would be no limit). */
+    private static int queryTimeoutMillis(Duration lockWait) {
+        long seconds = Math.max(1, lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0));
+        return (int) (seconds * 1000);
+    }
+
     /** Lock hints for a lock taken without waiting (another caller at it now: busy). */
     private static final Map<String, Object> NO_WAIT = Map.of("jakarta.persistence.lock.timeout", 0);
 
@@ -249,6 +279,9 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
             // Whole seconds; 0 is "do not wait".
             long seconds = lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0);
             return bind(em.createNativeQuery(sql.formatted(seconds)), id, r).executeUpdate();
+        }
+        if (insertIfAbsent == InsertIfAbsent.H2) {
+            return bind(em.createNativeQuery(sql), id, r).setHint(QUERY_TIMEOUT, queryTimeoutMillis(lockWait)).executeUpdate();
         }
         // PostgreSQL: lock_timeout 0 would mean "no limit"
         var q = bind(em.createNativeQuery(sql), id, r)

@@ -79,6 +79,9 @@ public final class JpaSchema {
         if (p.contains("mariadb")) {
             return JpaIdempotencyStore.InsertIfAbsent.MARIADB;
         }
+        if (p.equals("h2")) {
+            return JpaIdempotencyStore.InsertIfAbsent.H2;
+        }
         return JpaIdempotencyStore.InsertIfAbsent.PORTABLE;
     }
 
