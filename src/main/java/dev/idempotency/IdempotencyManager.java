@@ -5,6 +5,8 @@ import dev.idempotency.core.CompletionSignals;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.events.ResponseStored;
 import dev.idempotency.spi.Claim;
+import dev.idempotency.spi.Deletion;
+import dev.idempotency.spi.RecordCache;
 import dev.idempotency.spi.ClaimRequest;
 import dev.idempotency.spi.Completion;
 import dev.idempotency.spi.IdempotencyRecord;
@@ -46,6 +48,8 @@ public class IdempotencyManager {
 
     static final String SEEN = "idempotency-manager/seen";
     static final String RESPONSES = "idempotency-manager/responses";
+    /** Responses stored under a primary and a secondary id: a namespace of their own, so no primary id can name one. */
+    static final String RESPONSES_BY_SECONDARY = "idempotency-manager/responses-by-secondary";
     private static final String SEEN_FINGERPRINT = "seen";
 
     /** What {@link #check} found. */
@@ -277,28 +281,33 @@ public class IdempotencyManager {
 
     // ------------------------------------------------------------------------------------ M8: management
 
-    /** Deletes every record (the annotations' too); returns how many. */
+    /**
+     * Deletes every record (the annotations' too) but the claims of calls running now; returns how many.
+     * In batches ({@code idempotency.purge.batch-size} a transaction); only the deleted keys leave the cache.
+     */
     public int clear() {
-        int n = runtime.engine().store().deleteAll();
-        runtime.recordCacheOrNone().clear();
-        return n;
+        return delete(new Deletion.All());
     }
 
-    /** Deletes the records first seen longer ago than the age; returns how many. */
+    /** Deletes the records first seen longer ago than the age, but running calls' claims; returns how many. */
     public int clearOlderThan(Duration age) {
-        int n = runtime.engine().store().deleteFirstSeenBefore(runtime.engine().clock().instant().minus(age));
-        runtime.recordCacheOrNone().clear();
-        return n;
+        return delete(new Deletion.FirstSeenBefore(runtime.engine().clock().instant().minus(age)));
     }
 
-    /** Deletes the oldest records until at most {@code max} remain; returns how many it deleted. */
+    /**
+     * Deletes the oldest records until at most {@code max} remain (running calls' claims are kept and counted);
+     * returns how many it deleted.
+     */
     public int trimTo(int max) {
         if (max < 0) {
             throw new IllegalArgumentException("max must be zero or more");
         }
-        int n = runtime.engine().store().trimTo(max);
-        runtime.recordCacheOrNone().clear();
-        return n;
+        return delete(new Deletion.OldestBeyond(max));
+    }
+
+    private int delete(Deletion which) {
+        RecordCache cache = runtime.recordCacheOrNone();
+        return runtime.engine().store().delete(which, runtime.engine().clock().instant(), runtime.settings().purgeBatchSize(), cache::remove);
     }
 
     // --------------------------------------------------------------------------------------- internals
@@ -316,8 +325,11 @@ public class IdempotencyManager {
         if (key.secondaryId() == null) {
             return new ScopedKey(RESPONSES, "", primary);
         }
-        String combined = primary + " " + checkId(key.secondaryId(), "secondary id");
-        return new ScopedKey(RESPONSES, "", combined.length() <= ScopedKey.MAX_KEY ? combined
+        // Length-prefixed, so that ("a b", "c") and ("a", "b c") are two keys; too long: its SHA-256 (64 hex
+        // digits, no ':', so it cannot equal a length-prefixed id).
+        String secondary = checkId(key.secondaryId(), "secondary id");
+        String combined = primary.length() + ":" + primary + " " + secondary;
+        return new ScopedKey(RESPONSES_BY_SECONDARY, "", combined.length() <= ScopedKey.MAX_KEY ? combined
                 : HexFormat.of().formatHex(sha256(combined.getBytes(StandardCharsets.UTF_8))));
     }
 
@@ -355,7 +367,8 @@ public class IdempotencyManager {
             synchronized (this) {
                 if (!subscribed) {
                     runtime.recordCacheOrNone().onPut(r -> {
-                        if (RESPONSES.equals(r.scopedKey().namespace())) {
+                        String namespace = r.scopedKey().namespace();
+                        if (RESPONSES.equals(namespace) || RESPONSES_BY_SECONDARY.equals(namespace)) {
                             stored(r);
                         }
                     });

@@ -76,6 +76,11 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
     }
 
     @Override
+    public void remove(ScopedKey key) {
+        cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES).remove(key.cacheId());
+    }
+
+    @Override
     public void clear() {
         cache.clear();
     }

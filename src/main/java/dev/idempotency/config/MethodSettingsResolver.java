@@ -137,6 +137,11 @@ public final class MethodSettingsResolver {
                 v -> ConfigValues.duration(lookup.keyOf("ttl"), v, false), global.ttl());
         Duration lease = lookup.get("lease", blankToNull(annotation.lease()),
                 v -> ConfigValues.duration(lookup.keyOf("lease"), v, false), global.lease());
+        if (ttl != null && lease != null && ttl.compareTo(lease) < 0) {
+            errors.add("@Idempotent method " + where + " keeps its records for " + ttl + " (ttl), less than its lease of " + lease
+                    + ": a running call's record would expire while it runs, and a retry would run it again; make ttl at least"
+                    + " the lease (" + lookup.keyOf("ttl") + " or idempotency.ttl, " + lookup.keyOf("lease") + " or idempotency.lease)");
+        }
 
         String header = lookup.get("header", blankToNull(annotation.header()),
                 v -> ConfigValues.headerName(lookup.keyOf("header"), v), global.header());

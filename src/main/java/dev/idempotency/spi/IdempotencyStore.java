@@ -58,18 +58,14 @@ public interface IdempotencyStore {
         throw new UnsupportedOperationException(getClass().getName() + " cannot import records");
     }
 
-    /** Deletes every record; returns how many. */
-    default int deleteAll() {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot delete records");
-    }
-
-    /** Deletes the records first seen before the cutoff; returns how many. */
-    default int deleteFirstSeenBefore(Instant cutoff) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot delete records");
-    }
-
-    /** Deletes the oldest records (by first seen) until at most {@code max} remain; returns how many it deleted. */
-    default int trimTo(int max) {
+    /**
+     * Deletes the records the deletion selects, oldest first, in batches of at most {@code batchSize} (one
+     * transaction each; never a list of every record in memory), skipping claims whose lease is alive at
+     * {@code now}; each row is judged again as it is deleted, so a row claimed or taken over in between is
+     * kept. Calls {@code deleted} with the key of every record it deleted, and only those (the caller evicts
+     * them from the cache). Returns how many it deleted.
+     */
+    default int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
         throw new UnsupportedOperationException(getClass().getName() + " cannot delete records");
     }
 }

@@ -35,6 +35,11 @@ public interface RecordCache {
     /** Forgets a key (released, deleted). */
     void evict(ScopedKey key);
 
+    /** Forgets a deleted record's key, without waking anyone (nobody waits on a record that is not a live claim). */
+    default void remove(ScopedKey key) {
+        evict(key);
+    }
+
     /** Forgets everything (after records were deleted in bulk). */
     default void clear() {
     }

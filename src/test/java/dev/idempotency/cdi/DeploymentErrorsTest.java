@@ -191,6 +191,24 @@ class DeploymentErrorsTest {
                 .contains("@Idempotent(ttl) on " + BadAnnotationDuration.class.getName() + "#charge=24h is not an ISO-8601 duration");
     }
 
+    @ApplicationScoped
+    public static class TtlShorterThanLease {
+        @Idempotent(ttl = "PT30S", lease = "PT1M")
+        public String charge(@IdempotencyKey String key) {
+            return "x";
+        }
+    }
+
+    @Test
+    void aTtlShorterThanTheLeaseFailsTheDeployment() {
+        assertThat(deploymentFailure(Map.of(), TtlShorterThanLease.class))
+                .contains("@Idempotent method " + TtlShorterThanLease.class.getName() + "#charge")
+                .contains("keeps its records for PT30S (ttl), less than its lease of PT1M")
+                .contains("make ttl at least the lease");
+        assertThat(deploymentFailure(Map.of("idempotency.ttl", "PT10S"), ClassLevel.class))
+                .contains("keeps its records for PT10S (ttl), less than its lease of PT1M");
+    }
+
     @Test
     void badConfigValuesNameTheirKey() {
         assertThat(deploymentFailure(Map.of("idempotency.ttl", "24h"), ClassLevel.class))

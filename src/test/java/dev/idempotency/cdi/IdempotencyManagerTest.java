@@ -6,10 +6,16 @@ import dev.idempotency.IdempotencyRequestTypeException;
 import dev.idempotency.IdempotencyResponseNotFoundException;
 import dev.idempotency.IdempotencyTransferException;
 import dev.idempotency.RequestKey;
+import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.events.ResponseStored;
+import dev.idempotency.spi.Claim;
+import dev.idempotency.spi.ClaimRequest;
 import dev.idempotency.spi.ForIdempotency;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.ManagementPolicy;
+import dev.idempotency.spi.RecordCache;
+import dev.idempotency.spi.RecordStatus;
+import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.testing.FakeClock;
 import dev.idempotency.testing.IdempotencyWeld;
 import dev.idempotency.testing.TestDatabase;
@@ -33,6 +39,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -163,6 +170,25 @@ class IdempotencyManagerTest {
     }
 
     @Test
+    void m3PrimaryAndSecondaryIdsNeverCollide() {
+        IdempotencyManager m = node();
+        m.store(RequestKey.of("a b").withSecondaryId("c"), "one");
+        m.store(RequestKey.of("a").withSecondaryId("b c"), "two");
+        // A primary id spelled like another key's combined form, and a combined id long enough to be digested.
+        m.store(RequestKey.of("3:a b c"), "three");
+        m.store(RequestKey.of("a b c"), "four");
+        String longPrimary = "p".repeat(200);
+        m.store(RequestKey.of(longPrimary).withSecondaryId("s".repeat(100)), "five");
+        assertThat(new String(m.retrieve(RequestKey.of("a b").withSecondaryId("c")), StandardCharsets.UTF_8)).isEqualTo("one");
+        assertThat(new String(m.retrieve(RequestKey.of("a").withSecondaryId("b c")), StandardCharsets.UTF_8)).isEqualTo("two");
+        assertThat(new String(m.retrieve(RequestKey.of("3:a b c")), StandardCharsets.UTF_8)).isEqualTo("three");
+        assertThat(new String(m.retrieve(RequestKey.of("a b c")), StandardCharsets.UTF_8)).isEqualTo("four");
+        assertThat(new String(m.retrieve(RequestKey.of(longPrimary).withSecondaryId("s".repeat(100))), StandardCharsets.UTF_8))
+                .isEqualTo("five");
+        assertThatThrownBy(() -> m.retrieve(RequestKey.of(longPrimary))).isInstanceOf(IdempotencyResponseNotFoundException.class);
+    }
+
+    @Test
     void m4AwaitReturnsTheResponseOnceStoredOrEmptyAtTheTimeout() throws Exception {
         IdempotencyManager m = node();
         RequestKey k = RequestKey.of("slow-1");
@@ -256,6 +282,37 @@ class IdempotencyManagerTest {
         assertThat(keys()).containsExactlyInAnyOrder("r3", "r4");
         assertThatThrownBy(() -> m.retrieve(RequestKey.of("r2"))).isInstanceOf(IdempotencyResponseNotFoundException.class);
         assertThat(m.clear()).isEqualTo(2);
+    }
+
+    @Test
+    void m8ManagementKeepsRunningCallsClaimsAndEvictsOnlyWhatItDeleted() {
+        IdempotencyManager m = node("batches", Map.of("idempotency.purge.batch-size", "2"));
+        IdempotencyRuntime runtime = containers.get(0).select(IdempotencyRuntime.class).get();
+        IdempotencyEngine engine = runtime.engine();
+        for (int i = 0; i < 5; i++) {
+            m.store(RequestKey.of("old" + i), "x");
+        }
+        // A call running now (a leased claim of an annotated method, its lease alive).
+        ScopedKey running = new ScopedKey("payments", "alice", "running");
+        Instant now = engine.clock().instant();
+        assertThat(engine.store().claim(new ClaimRequest(running, "fp", null, "node", now, now.plus(Duration.ofMinutes(5)),
+                now.plus(Duration.ofHours(1))))).isInstanceOf(Claim.Acquired.class);
+        CLOCK.advance(Duration.ofMinutes(1));
+        m.store(RequestKey.of("young"), "y");
+        ScopedKey young = new ScopedKey("idempotency-manager/responses", "", "young");
+        ScopedKey old0 = new ScopedKey("idempotency-manager/responses", "", "old0");
+        RecordCache cache = runtime.recordCacheOrNone();
+        assertThat(cache.get(young)).isPresent();
+
+        assertThat(m.clearOlderThan(Duration.ofSeconds(30))).as("five old records, in batches of two").isEqualTo(5);
+        assertThat(cache.get(old0)).as("deleted: evicted").isEmpty();
+        assertThat(cache.get(young)).as("kept: still cached").isPresent();
+        assertThat(m.trimTo(0)).isEqualTo(1);
+        assertThat(m.clear()).isZero();
+        assertThat(engine.store().find(running)).as("the running call's claim").hasValueSatisfying(r ->
+                assertThat(r.status()).isEqualTo(RecordStatus.IN_PROGRESS));
+        CLOCK.advance(Duration.ofMinutes(5));
+        assertThat(m.clear()).as("its holder stopped renewing: its lease ended").isEqualTo(1);
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.core.Policy;
+import dev.idempotency.spi.Deletion;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
@@ -78,6 +79,33 @@ abstract class JpaStoreContract {
 
     static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void managementDeletesOldestFirstInBatchesAndNeverARunningCallsClaim() {
+        IdempotencyEngine engine = engine("node-1");
+        for (int i = 0; i < 5; i++) {
+            Ticket t = ((Decision.Proceed) engine.begin(new ScopedKey("m", "p", "done-" + i), "fp", null, REJECT)).ticket();
+            engine.complete(t, bytes("r" + i));
+            clock.advance(Duration.ofSeconds(1));
+        }
+        engine.begin(new ScopedKey("m", "p", "dead"), "fp", null, REJECT); // its holder never completes
+        clock.advance(LEASE.plusSeconds(1));
+        ScopedKey running = new ScopedKey("m", "p", "running");
+        engine.begin(running, "fp", null, REJECT); // a call running now: its lease is alive
+
+        List<ScopedKey> deleted = new ArrayList<>();
+        assertThat(env.store.delete(new Deletion.OldestBeyond(5), clock.instant(), 2, deleted::add)).isEqualTo(2);
+        assertThat(deleted).extracting(ScopedKey::key).containsExactly("done-0", "done-1");
+        deleted.clear();
+        // Every row is older than the cutoff, the running claim too: it stays.
+        assertThat(env.store.delete(new Deletion.FirstSeenBefore(clock.instant().plusSeconds(1)), clock.instant(), 2, deleted::add))
+                .isEqualTo(4);
+        assertThat(deleted).extracting(ScopedKey::key).containsExactly("done-2", "done-3", "done-4", "dead");
+        assertThat(env.store.delete(new Deletion.All(), clock.instant(), 2, deleted::add)).isZero();
+        assertThat(env.store.delete(new Deletion.OldestBeyond(0), clock.instant(), 2, deleted::add)).isZero();
+        assertThat(env.store.find(running)).hasValueSatisfying(r -> assertThat(r.status()).isEqualTo(RecordStatus.IN_PROGRESS));
+        assertThatThrownBy(() -> engine.begin(running, "fp", null, REJECT)).as("still held").isInstanceOf(IdempotencyInProgressException.class);
     }
 
     @Test

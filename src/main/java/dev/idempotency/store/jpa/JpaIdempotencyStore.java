@@ -6,6 +6,7 @@ import dev.idempotency.spi.AtomicClaims;
 import dev.idempotency.spi.Claim;
 import dev.idempotency.spi.ClaimRequest;
 import dev.idempotency.spi.ClaimRules;
+import dev.idempotency.spi.Deletion;
 import dev.idempotency.spi.Completion;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.IdempotencyStore;
@@ -448,9 +449,11 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
                 if (ids.isEmpty()) {
                     return 0;
                 }
-                return em.createQuery("delete from IdempotencyRecord r where r.id in :ids and r.expiresAt <= :now")
+                // Judged again as it is deleted: a row taken over or claimed again in between is kept.
+                return em.createQuery("delete from IdempotencyRecord r where r.id in :ids and r.expiresAt <= :now and " + NOT_LIVE)
                         .setParameter("ids", ids)
                         .setParameter("now", nowMillis)
+                        .setParameter("inProgress", RecordStatus.IN_PROGRESS)
                         .executeUpdate();
             });
         } catch (RuntimeException e) {
@@ -487,46 +490,61 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         }
     }
 
-    @Override
-    public int deleteAll() {
-        return delete("delete from IdempotencyRecord r", null);
-    }
+    /** Not a claim whose lease is alive at {@code :now} (SPEC L3). */
+    private static final String NOT_LIVE = "(r.status <> :inProgress or r.leaseUntil is null or r.leaseUntil <= :now)";
 
     @Override
-    public int deleteFirstSeenBefore(Instant cutoff) {
-        return delete("delete from IdempotencyRecord r where r.firstSeen < :cutoff", cutoff.toEpochMilli());
-    }
-
-    @Override
-    public int trimTo(int max) {
-        try {
-            return transactions.inNewTransaction(em -> {
-                List<String> excess = em.createQuery("select r.id from IdempotencyRecord r order by r.firstSeen desc, r.id desc", String.class)
-                        .setFirstResult(max).getResultList();
-                int n = 0;
-                for (int from = 0; from < excess.size(); from += 500) {
-                    n += em.createQuery("delete from IdempotencyRecord r where r.id in :ids")
-                            .setParameter("ids", excess.subList(from, Math.min(excess.size(), from + 500))).executeUpdate();
-                }
-                return n;
-            });
-        } catch (RuntimeException e) {
-            throw new IdempotencyStoreException("Could not trim the records", e);
+    public int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batchSize must be at least 1");
         }
-    }
-
-    private int delete(String jpql, Long cutoff) {
+        String where = which instanceof Deletion.FirstSeenBefore ? "r.firstSeen < :cutoff and " + NOT_LIVE : NOT_LIVE;
         try {
-            return transactions.inNewTransaction(em -> {
-                var q = em.createQuery(jpql);
-                if (cutoff != null) {
-                    q.setParameter("cutoff", cutoff);
+            long remaining = which instanceof Deletion.OldestBeyond o
+                    ? Math.max(0, transactions.inNewTransaction(em -> em.createQuery("select count(r) from IdempotencyRecord r", Long.class)
+                    .getSingleResult()) - o.keep())
+                    : Long.MAX_VALUE;
+            int total = 0;
+            while (remaining > 0) {
+                int limit = (int) Math.min(batchSize, remaining);
+                List<ScopedKey> batch = transactions.inNewTransaction(em -> deleteBatch(em, which, where, now, limit));
+                if (batch.isEmpty()) {
+                    break;
                 }
-                return q.executeUpdate();
-            });
+                batch.forEach(deleted);
+                total += batch.size();
+                remaining -= batch.size();
+            }
+            return total;
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not delete records", e);
         }
+    }
+
+    /** One batch, oldest first: selected, deleted under the same condition judged again, and the deleted keys. */
+    private List<ScopedKey> deleteBatch(EntityManager em, Deletion which, String where, Instant now, int limit) {
+        var select = em.createQuery("select r.id, r.namespace, r.principal, r.key from IdempotencyRecord r where " + where
+                + " order by r.firstSeen, r.id", Object[].class).setMaxResults(limit);
+        List<Object[]> rows = bindDeletion(select, which, now).getResultList();
+        if (rows.isEmpty()) {
+            return List.of();
+        }
+        List<String> ids = rows.stream().map(row -> (String) row[0]).toList();
+        int n = bindDeletion(em.createQuery("delete from IdempotencyRecord r where r.id in :ids and " + where), which, now)
+                .setParameter("ids", ids).executeUpdate();
+        java.util.Set<String> kept = n == ids.size() ? java.util.Set.of()
+                : new java.util.HashSet<>(em.createQuery("select r.id from IdempotencyRecord r where r.id in :ids", String.class)
+                .setParameter("ids", ids).getResultList());
+        return rows.stream().filter(row -> !kept.contains((String) row[0]))
+                .map(row -> new ScopedKey((String) row[1], (String) row[2], (String) row[3])).toList();
+    }
+
+    private static <Q extends jakarta.persistence.Query> Q bindDeletion(Q q, Deletion which, Instant now) {
+        q.setParameter("inProgress", RecordStatus.IN_PROGRESS).setParameter("now", now.toEpochMilli());
+        if (which instanceof Deletion.FirstSeenBefore f) {
+            q.setParameter("cutoff", f.cutoff().toEpochMilli());
+        }
+        return q;
     }
 
     private static <T extends Throwable> T findCause(Throwable t, Class<T> type) {

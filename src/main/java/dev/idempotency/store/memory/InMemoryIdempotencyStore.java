@@ -4,6 +4,7 @@ import dev.idempotency.IdempotencyLeaseLostException;
 import dev.idempotency.spi.Claim;
 import dev.idempotency.spi.ClaimRequest;
 import dev.idempotency.spi.ClaimRules;
+import dev.idempotency.spi.Deletion;
 import dev.idempotency.spi.Completion;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.IdempotencyStore;
@@ -106,34 +107,25 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public int deleteAll() {
-        int n = records.size();
-        records.clear();
-        return n;
-    }
-
-    @Override
-    public int deleteFirstSeenBefore(Instant cutoff) {
-        int[] n = new int[1];
-        records.values().removeIf(r -> {
-            boolean old = r.firstSeen().isBefore(cutoff);
-            n[0] += old ? 1 : 0;
-            return old;
-        });
-        return n[0];
-    }
-
-    @Override
-    public int trimTo(int max) {
+    public synchronized int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
         List<IdempotencyRecord> oldestFirst = all();
-        int excess = oldestFirst.size() - max;
+        int remaining = which instanceof Deletion.OldestBeyond o ? Math.max(0, oldestFirst.size() - o.keep()) : Integer.MAX_VALUE;
         int n = 0;
-        for (int i = 0; i < excess; i++) {
-            if (records.remove(oldestFirst.get(i).scopedKey(), oldestFirst.get(i))) {
+        for (IdempotencyRecord r : oldestFirst) {
+            if (n >= remaining) {
+                break;
+            }
+            boolean selected = !isLiveClaim(r, now) && (!(which instanceof Deletion.FirstSeenBefore f) || r.firstSeen().isBefore(f.cutoff()));
+            if (selected && records.remove(r.scopedKey(), r)) {
+                deleted.accept(r.scopedKey());
                 n++;
             }
         }
         return n;
+    }
+
+    private static boolean isLiveClaim(IdempotencyRecord r, Instant now) {
+        return r.status() == RecordStatus.IN_PROGRESS && !r.isLeaseExpired(now);
     }
 
     /** How many records there are, live or not. */

@@ -1,0 +1,32 @@
+package dev.idempotency.spi;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * Which records a management deletion ({@link IdempotencyStore#delete}) removes. Whatever it selects, a claim
+ * whose lease is still alive is never deleted (SPEC L3): its holder is running the operation, and a deleted
+ * claim would let a third caller run it again.
+ */
+public sealed interface Deletion {
+
+    /** Every record. */
+    record All() implements Deletion {
+    }
+
+    /** The records first seen before the cutoff. */
+    record FirstSeenBefore(Instant cutoff) implements Deletion {
+        public FirstSeenBefore {
+            Objects.requireNonNull(cutoff, "cutoff");
+        }
+    }
+
+    /** The oldest records (by first seen) until at most {@code keep} remain. */
+    record OldestBeyond(int keep) implements Deletion {
+        public OldestBeyond {
+            if (keep < 0) {
+                throw new IllegalArgumentException("keep must be zero or more");
+            }
+        }
+    }
+}
