@@ -34,6 +34,9 @@ class ConcurrentDuplicatesTest {
     @Inject
     Slow slow;
 
+    @Inject
+    IdempotencyRuntime runtime;
+
     @ApplicationScoped
     public static class Slow {
         final AtomicInteger executions = new AtomicInteger();
@@ -90,6 +93,13 @@ class ConcurrentDuplicatesTest {
         CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> call(() -> slow.await("k")));
         assertThat(slow.awaitEntered()).isTrue();
         CompletableFuture<String> second = CompletableFuture.supplyAsync(() -> call(() -> slow.await("k")));
+        // Released only once the duplicate is seen waiting: a duplicate that came after the first finished
+        // would replay without ever having waited.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (runtime.signals().waiters() == 0) {
+            assertThat(System.nanoTime()).as("the duplicate waits").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
         assertThat(second).isNotDone();
         slow.letProceed();
         assertThat(second.get(30, TimeUnit.SECONDS)).isEqualTo("done 1");

@@ -103,7 +103,7 @@ class InterceptorIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("Zero configuration: the records are in the server's default data source, next to the application's tables")
+    @DisplayName("No data source configured: the records are in the server's default data source, next to the application's tables")
     void zeroConfiguration() throws Exception {
         transfer(id());
         assertThat(count("completedRecords")).isPositive();
