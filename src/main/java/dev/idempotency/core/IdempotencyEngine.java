@@ -170,7 +170,7 @@ public final class IdempotencyEngine {
                 }
                 IdempotencyRecord record = ((Claim.Existing) claim).record();
                 if (record.isFinished()) {
-                    cache.put(record); // a node that joined late, or a cache that was flushed, learns it here
+                    cacheQuietly(record); // a node that joined late, or a cache that was flushed, learns it here
                     return finished(key, record, fingerprint, started, false);
                 }
                 if (!record.fingerprint().equals(fingerprint)) {
@@ -430,7 +430,7 @@ public final class IdempotencyEngine {
         if (claim instanceof Claim.Existing existing) {
             IdempotencyRecord record = existing.record();
             if (record.isFinished()) {
-                cache.put(record);
+                cacheQuietly(record);
                 Decision replay = finished(key, record, fingerprint, started, false);
                 return new Step.Replayed<>(((Decision.Replay) replay).record());
             }
@@ -543,7 +543,14 @@ public final class IdempotencyEngine {
 
     /** The replay (or reuse rejection) of a finished, unexpired record in the cache; null when there is none. */
     private Decision fromCache(ScopedKey key, String fingerprint, long started) {
-        IdempotencyRecord cached = cache.get(key).orElse(null);
+        IdempotencyRecord cached;
+        try {
+            cached = cache.get(key).orElse(null);
+        } catch (RuntimeException e) {
+            // The cache may only ever spare the store a question: when it fails, the store answers.
+            LOG.log(Level.WARNING, "Could not read the cache for " + key + "; asking the store", e);
+            return null;
+        }
         if (cached != null && cached.isFinished() && !cached.isExpired(clock.instant())) {
             return finished(key, cached, fingerprint, started, true);
         }
@@ -632,12 +639,17 @@ public final class IdempotencyEngine {
 
     /** A finished record, committed: into the cache (on every node), and its waiters woken. */
     private void finished(IdempotencyRecord record) {
+        cacheQuietly(record);
+        signals.signal(record.scopedKey());
+    }
+
+    /** Into the cache; a cache failure never turns an answer into an error (duplicates then ask the store). */
+    private void cacheQuietly(IdempotencyRecord record) {
         try {
             cache.put(record);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "Could not cache the finished " + record.scopedKey() + "; duplicates will ask the store", e);
         }
-        signals.signal(record.scopedKey());
     }
 
     private void evictQuietly(ScopedKey key) {

@@ -53,6 +53,32 @@ class IdempotencyEngineTest {
     }
 
     @Test
+    void aFailingCacheNeverTurnsAnAnswerIntoAnError() {
+        dev.idempotency.spi.RecordCache broken = new dev.idempotency.spi.RecordCache() {
+            @Override
+            public java.util.Optional<IdempotencyRecord> get(ScopedKey k) {
+                throw new IllegalStateException("cache down");
+            }
+
+            @Override
+            public void put(IdempotencyRecord finished) {
+                throw new IllegalStateException("cache down");
+            }
+
+            @Override
+            public void evict(ScopedKey k) {
+                throw new IllegalStateException("cache down");
+            }
+        };
+        IdempotencyEngine withBrokenCache = new IdempotencyEngine(store, clock, "node-a", TransactionBridge.NONE,
+                new LocalCompletionSignals(), Runnable::run, Duration.ofSeconds(5), broken);
+        withBrokenCache.complete(claim(withBrokenCache, "fp"), bytes("receipt"));
+        Decision replay = withBrokenCache.begin(key, "fp", null, REJECT);
+        assertThat(replay).as("answered by the store").isInstanceOf(Decision.Replay.class);
+        assertThat(((Decision.Replay) replay).record().response()).isEqualTo(bytes("receipt"));
+    }
+
+    @Test
     @DisplayName("1. no live record: claimed IN_PROGRESS with a lease, owned by this node")
     void rule1_claim() {
         Ticket t = claim(engine, "fp");

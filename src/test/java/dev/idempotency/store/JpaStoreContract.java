@@ -82,6 +82,17 @@ abstract class JpaStoreContract {
     }
 
     @Test
+    void aReleaseAfterTheCompletionLeavesTheRecordFinished() {
+        IdempotencyEngine engine = engine("node-1");
+        ScopedKey key = new ScopedKey("m", "p", "finished");
+        Ticket t = ((Decision.Proceed) engine.begin(key, "fp", null, REJECT)).ticket();
+        engine.complete(t, bytes("done"));
+        assertThat(env.store.release(t, clock.instant())).as("fenced by status").isFalse();
+        assertThat(env.store.find(key)).hasValueSatisfying(r -> assertThat(r.status()).isEqualTo(RecordStatus.COMPLETED));
+        assertThat(engine.begin(key, "fp", null, REJECT)).isInstanceOf(Decision.Replay.class);
+    }
+
+    @Test
     void managementDeletesOldestFirstInBatchesAndNeverARunningCallsClaim() {
         IdempotencyEngine engine = engine("node-1");
         for (int i = 0; i < 5; i++) {

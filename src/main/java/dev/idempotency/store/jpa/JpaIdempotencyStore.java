@@ -411,7 +411,9 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
                     return false;
                 }
                 IdempotencyRecord r = entity.toRecord();
-                if (!ticket.owner().equals(r.owner()) || r.version() != ticket.version()) {
+                // Fenced by status too: a finished record is never made claimable again (its owner and version
+                // are still the ticket's after the completion).
+                if (r.status() != RecordStatus.IN_PROGRESS || !ticket.owner().equals(r.owner()) || r.version() != ticket.version()) {
                     return false;
                 }
                 entity.assign(new IdempotencyRecord(r.scopedKey(), RecordStatus.IN_PROGRESS, r.fingerprint(), null,

@@ -65,6 +65,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     public boolean release(Ticket ticket, Instant now) {
         boolean[] done = new boolean[1];
         records.computeIfPresent(ticket.scopedKey(), (key, r) -> {
+            // Not fenced by status, unlike the JPA store: a completion here is not part of the caller's transaction,
+            // so after that transaction rolled back the release is what undoes it.
             if (!ticket.owner().equals(r.owner()) || r.version() != ticket.version()) {
                 return r;
             }
