@@ -4,6 +4,7 @@ import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.IdempotencyKeyInvalidException;
 import dev.idempotency.IdempotencyKeyMissingException;
+import dev.idempotency.IdempotencyResultNotStorableException;
 import dev.idempotency.config.KeySource;
 import dev.idempotency.config.MethodSettings;
 import dev.idempotency.core.AtomicCall;
@@ -87,7 +88,11 @@ public class IdempotentInterceptor {
 
                 @Override
                 public byte[] response(Object result) {
-                    return codec.encodeValue(m, result);
+                    try {
+                        return codec.encodeValue(m, result);
+                    } catch (RuntimeException e) {
+                        throw notStorable(m, scopedKey, e); // the engine then gives the claim up with the transaction
+                    }
                 }
 
                 @Override
@@ -118,8 +123,23 @@ public class IdempotentInterceptor {
         if (m.async()) {
             return settleAsync(m, engine, codec, ticket, result);
         }
-        engine.complete(ticket, codec.encodeValue(m, result));
+        engine.complete(ticket, encode(m, engine, codec, ticket, result));
         return result;
+    }
+
+    /** The result's stored form; when it cannot be written, the key is released at once (not left to its lease). */
+    private static byte[] encode(MethodSettings m, IdempotencyEngine engine, JsonCodec codec, Ticket ticket, Object result) {
+        try {
+            return codec.encodeValue(m, result);
+        } catch (RuntimeException e) {
+            engine.release(ticket);
+            throw notStorable(m, ticket.scopedKey(), e);
+        }
+    }
+
+    static IdempotencyResultNotStorableException notStorable(MethodSettings m, ScopedKey key, RuntimeException e) {
+        return new IdempotencyResultNotStorableException("The result of " + m.describe() + " for the " + key
+                + " ran but could not be stored (" + e.getClass().getName() + "); the key is free again", e);
     }
 
     private Object replay(MethodSettings m, JsonCodec codec, IdempotencyRecord record) throws Exception {
@@ -159,7 +179,7 @@ public class IdempotentInterceptor {
                 return;
             }
             try {
-                engine.complete(ticket, codec.encodeValue(m, value));
+                engine.complete(ticket, encode(m, engine, codec, ticket, value));
                 settled.complete(value);
             } catch (RuntimeException e) {
                 settled.completeExceptionally(e);

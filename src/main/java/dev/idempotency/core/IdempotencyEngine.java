@@ -484,7 +484,18 @@ public final class IdempotencyEngine {
             LOG.log(Level.FINE, "{0} ran, but its transaction is marked for rollback: nothing is remembered", ticket.scopedKey());
             return value;
         }
-        byte[] response = call.response(value);
+        byte[] response;
+        try {
+            response = call.response(value);
+        } catch (RuntimeException | Error e) {
+            // The result cannot be stored: nothing about the call is kept (never a claim left to wait on).
+            if (hold.joined) {
+                unclaim(ticket);
+            } else {
+                transactions.setRollbackOnly();
+            }
+            throw e;
+        }
         Instant end = clock.instant();
         finish(ticket, new Completion(RecordStatus.COMPLETED, response, end, true), true);
         hold.completed.set(ticket.finished(RecordStatus.COMPLETED, response, end));

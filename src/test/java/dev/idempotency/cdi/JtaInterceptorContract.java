@@ -135,6 +135,18 @@ abstract class JtaInterceptorContract {
             return executions.get();
         }
 
+        /** Writes, then returns a value that JSON-B cannot write when {@code broken} (its getter throws). */
+        @Idempotent
+        public UnstorableResultTest.Quote quote(@IdempotencyKey String key, boolean broken) throws SQLException {
+            executions.incrementAndGet();
+            try (Connection c = dataSource.getConnection();
+                 PreparedStatement ps = c.prepareStatement("insert into test_payment (id, amount) values (?, 1)")) {
+                ps.setString(1, key + (broken ? "-broken" : ""));
+                ps.executeUpdate();
+            }
+            return new UnstorableResultTest.Quote("1.00", broken);
+        }
+
         /** Writes, then throws a checked exception (which does not roll back a @Transactional caller). */
         @Idempotent
         public String declined(@IdempotencyKey String key) throws Exception {
@@ -282,6 +294,18 @@ abstract class JtaInterceptorContract {
         assertThat(plain.pay("k-9", "pay-9")).isEqualTo("pay-9"); // the key is free at once
         assertThat(plain.executions()).isEqualTo(3);
         assertThat(payments()).isEqualTo(2);
+    }
+
+    @Test
+    void aResultThatCannotBeStoredKeepsNothingAndTheRetryRunsAtOnce() throws Exception {
+        assertThatThrownBy(() -> plain.quote("k-q", true)).isInstanceOf(dev.idempotency.IdempotencyResultNotStorableException.class);
+        boolean atomic = claimConfig().isEmpty();
+        assertThat(database().count("select count(*) from test_payment where id = 'k-q-broken'"))
+                .as(atomic ? "rolled back with the claim" : "leased, no transaction: the write stands").isEqualTo(atomic ? 0 : 1);
+        assertThat(plain.quote("k-q", false).getPrice()).as("the key is free at once").isEqualTo("1.00");
+        assertThat(plain.quote("k-q", false).getPrice()).as("replayed").isEqualTo("1.00");
+        assertThat(plain.executions()).isEqualTo(2);
+        assertThat(database().count("select count(*) from idempotency_record where status = 'COMPLETED'")).isEqualTo(1);
     }
 
     @Test
