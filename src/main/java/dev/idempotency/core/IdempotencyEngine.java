@@ -299,9 +299,7 @@ public final class IdempotencyEngine {
             return false;
         }
         try {
-            Instant end = clock.instant();
-            finish(ticket, new Completion(RecordStatus.COMPLETED, response, end, true), true);
-            hold.completed.set(ticket.finished(RecordStatus.COMPLETED, response, end));
+            writeAnswer(hold, response);
         } catch (RuntimeException e) {
             abortAtomic(hold);
             throw e;
@@ -496,10 +494,16 @@ public final class IdempotencyEngine {
             }
             throw e;
         }
+        writeAnswer(hold, response);
+        return value;
+    }
+
+    /** The answer written into the held claim's row, in its transaction; cached and signalled once that commits. */
+    private void writeAnswer(AtomicHold hold, byte[] response) {
+        Ticket ticket = hold.ticket();
         Instant end = clock.instant();
         finish(ticket, new Completion(RecordStatus.COMPLETED, response, end, true), true);
         hold.completed.set(ticket.finished(RecordStatus.COMPLETED, response, end));
-        return value;
     }
 
     private Claim claimAtomically(ClaimRequest request, Duration lockWait) {
