@@ -61,6 +61,7 @@ class ReadmeTest {
         Map<String, String> expected = new LinkedHashMap<>();
         expected.put("idempotency.ttl", "`" + d.ttl() + "`");
         expected.put("idempotency.lease", "`" + d.lease() + "`");
+        expected.put("idempotency.lease-renewal-limit", "`" + d.leaseRenewalLimit() + "`");
         expected.put("idempotency.on-concurrent", "`" + d.onConcurrent().name().toLowerCase() + "`");
         expected.put("idempotency.wait-timeout", "`" + d.waitTimeout() + "`");
         expected.put("idempotency.required", "`" + d.required() + "`");

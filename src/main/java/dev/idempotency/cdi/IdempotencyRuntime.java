@@ -46,6 +46,7 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
@@ -81,6 +82,7 @@ public class IdempotencyRuntime {
     private JsonCodec codec;
     private EntityManagerFactory ownEmf;
     private ScheduledExecutorService ownScheduler;
+    private ScheduledExecutorService scheduler;
     private ExecutorService ownExecutor;
     private ExecutorService executor;
     private ScheduledFuture<?> purge;
@@ -206,6 +208,7 @@ public class IdempotencyRuntime {
         IdempotencyEngine started = new IdempotencyEngine(store, clock, s.nodeId(), bridge, signals, executor,
                 s.lockTimeout().plusSeconds(5), recordCache == null ? RecordCache.NONE : recordCache);
         checkClaimModes(started);
+        started.renewLeasesWith(scheduler(), s.leaseRenewalLimit());
         started.observer(new Observability(metrics, metricsPublisher(), beanManager.getEvent().select(IdempotencyEvent.class), clock));
         engine = started;
         schedulePurge(s);
@@ -344,11 +347,21 @@ public class IdempotencyRuntime {
         return executor;
     }
 
-    private void schedulePurge(GlobalSettings s) {
-        ScheduledExecutorService scheduler = lookup("java:comp/DefaultManagedScheduledExecutorService", ScheduledExecutorService.class);
+    /** The server's managed scheduler (the purge and the lease heartbeats), else one of our own. */
+    private synchronized ScheduledExecutorService scheduler() {
         if (scheduler == null) {
-            scheduler = ownScheduler = Executors.newSingleThreadScheduledExecutor(daemon("idempotency-purge"));
+            scheduler = lookup("java:comp/DefaultManagedScheduledExecutorService", ScheduledExecutorService.class);
+            if (scheduler == null) {
+                ScheduledThreadPoolExecutor own = new ScheduledThreadPoolExecutor(1, daemon("idempotency-scheduler"));
+                own.setRemoveOnCancelPolicy(true); // a cancelled heartbeat leaves no task behind
+                scheduler = ownScheduler = own;
+            }
         }
+        return scheduler;
+    }
+
+    private void schedulePurge(GlobalSettings s) {
+        ScheduledExecutorService scheduler = scheduler();
         long period = s.purgeInterval().toMillis();
         purge = scheduler.scheduleWithFixedDelay(() -> {
             try {
@@ -363,6 +376,9 @@ public class IdempotencyRuntime {
     void stop() {
         if (purge != null) {
             purge.cancel(false);
+        }
+        if (engine != null) {
+            engine.renewLeasesWith(null, Duration.ZERO);
         }
         if (ownScheduler != null) {
             ownScheduler.shutdownNow();

@@ -22,6 +22,7 @@ import java.util.function.Function;
 public record GlobalSettings(
         Duration ttl,
         Duration lease,
+        Duration leaseRenewalLimit,
         OnConcurrent onConcurrent,
         Duration waitTimeout,
         boolean required,
@@ -69,6 +70,7 @@ public record GlobalSettings(
     public static final Set<String> KEYS = Set.of(
             "idempotency.ttl",
             "idempotency.lease",
+            "idempotency.lease-renewal-limit",
             "idempotency.on-concurrent",
             "idempotency.wait-timeout",
             "idempotency.required",
@@ -131,6 +133,7 @@ public record GlobalSettings(
         return new GlobalSettings(
                 r.get("idempotency.ttl", "PT24H", v -> ConfigValues.duration("idempotency.ttl", v, false)),
                 r.get("idempotency.lease", "PT1M", v -> ConfigValues.duration("idempotency.lease", v, false)),
+                r.get("idempotency.lease-renewal-limit", "PT1H", v -> ConfigValues.duration("idempotency.lease-renewal-limit", v, true)),
                 r.get("idempotency.on-concurrent", "reject",
                         v -> OnConcurrent.valueOf(ConfigValues.oneOf("idempotency.on-concurrent", v, "reject", "wait").toUpperCase())),
                 r.get("idempotency.wait-timeout", "PT10S", v -> ConfigValues.duration("idempotency.wait-timeout", v, true)),

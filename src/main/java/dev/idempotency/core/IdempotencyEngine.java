@@ -62,6 +62,11 @@ public final class IdempotencyEngine {
     /** Keys claimed atomically by this node in transactions that have not completed: a duplicate here needs no SQL. */
     private final ConcurrentHashMap<String, LocalClaim> heldHere = new ConcurrentHashMap<>();
     private volatile EngineObserver observer = EngineObserver.NONE;
+    /** Renews the leases of this node's running leased claims (SPEC L1); null: leases are not renewed. */
+    private volatile java.util.concurrent.ScheduledExecutorService renewals;
+    private volatile Duration renewalLimit = Duration.ZERO;
+    /** The heartbeat of each leased claim this node holds and has not completed or released. */
+    private final ConcurrentHashMap<Ticket, java.util.concurrent.Future<?>> heartbeats = new ConcurrentHashMap<>();
 
     /**
      * @param store                   the records
@@ -111,6 +116,25 @@ public final class IdempotencyEngine {
 
     public EngineObserver observer() {
         return observer;
+    }
+
+    /**
+     * Renews the lease of every leased claim this node holds while its operation runs (SPEC L1): every third of
+     * the lease, fenced by owner, version and status, until the claim is completed, failed or released, for at
+     * most {@code limit} after the claim (and never past the record's time to live): a claim whose door never
+     * settles it (a request that ended without a response filter) is not held for ever. A holder that died
+     * stops renewing, and its claim is taken over one lease later. Without this, a call that outlives its lease
+     * is taken over while it still runs.
+     *
+     * @param scheduler where the heartbeats run; {@code null} stops every heartbeat (the node shuts down)
+     * @param limit     how long after its claim a call's lease is renewed at most; zero: not renewed
+     */
+    public void renewLeasesWith(java.util.concurrent.ScheduledExecutorService scheduler, Duration limit) {
+        this.renewalLimit = Objects.requireNonNull(limit, "limit");
+        this.renewals = limit.isZero() ? null : scheduler;
+        if (renewals == null) {
+            heartbeats.keySet().forEach(this::stopHeartbeat);
+        }
     }
 
     public IdempotencyStore store() {
@@ -166,6 +190,7 @@ public final class IdempotencyEngine {
                     } else {
                         LOG.log(Level.FINE, "Claimed {0}", key);
                     }
+                    startHeartbeat(ticket, policy.lease());
                     return new Decision.Proceed(ticket);
                 }
                 IdempotencyRecord record = ((Claim.Existing) claim).record();
@@ -598,6 +623,7 @@ public final class IdempotencyEngine {
      *                                       rollback
      */
     public void complete(Ticket ticket, byte[] response) {
+        stopHeartbeat(ticket);
         Instant now = clock.instant();
         if (!transactions.isActive()) {
             finish(ticket, new Completion(RecordStatus.COMPLETED, response, now, false), false);
@@ -628,6 +654,7 @@ public final class IdempotencyEngine {
      * transaction of its own: the failure is the outcome, whatever becomes of the caller's transaction.
      */
     public void fail(Ticket ticket, byte[] failure) {
+        stopHeartbeat(ticket);
         Instant now = clock.instant();
         finish(ticket, new Completion(RecordStatus.FAILED, failure, now, false), false);
         finished(ticket.finished(RecordStatus.FAILED, failure, now));
@@ -636,6 +663,7 @@ public final class IdempotencyEngine {
 
     /** Frees the key (an outcome not to keep): the next request with it runs the operation again. */
     public void release(Ticket ticket) {
+        stopHeartbeat(ticket);
         try {
             boolean released = store.release(ticket, clock.instant());
             LOG.log(Level.FINE, released ? "Released {0}" : "Did not release {0}: no longer held", ticket.scopedKey());
@@ -650,6 +678,67 @@ public final class IdempotencyEngine {
             evictQuietly(ticket.scopedKey());
             signals.signal(ticket.scopedKey());
         }
+    }
+
+    /** Renews the ticket's lease every third of the lease while its operation runs (see {@link #renewLeasesWith}). */
+    private void startHeartbeat(Ticket ticket, Duration lease) {
+        java.util.concurrent.ScheduledExecutorService scheduler = renewals;
+        if (scheduler == null) {
+            return;
+        }
+        long period = Math.max(1, lease.toMillis() / 3);
+        Instant until = min(clock.instant().plus(renewalLimit), ticket.expiresAt());
+        try {
+            heartbeats.put(ticket, scheduler.scheduleWithFixedDelay(() -> renew(ticket, lease, until), period, period, TimeUnit.MILLISECONDS));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.log(Level.WARNING, "Could not schedule the lease renewal of " + ticket.scopedKey()
+                    + "; a call that outlives its lease may be taken over", e);
+        }
+    }
+
+    private void stopHeartbeat(Ticket ticket) {
+        java.util.concurrent.Future<?> heartbeat = heartbeats.remove(ticket);
+        if (heartbeat != null) {
+            heartbeat.cancel(false);
+        }
+    }
+
+    /**
+     * One heartbeat: the lease renewed, fenced; stops when the claim is lost or finished, or at {@code until} (the
+     * renewal limit or the time to live).
+     */
+    private void renew(Ticket ticket, Duration lease, Instant until) {
+        if (!heartbeats.containsKey(ticket)) {
+            return;
+        }
+        Instant now = clock.instant();
+        if (!now.isBefore(until)) {
+            LOG.log(Level.WARNING, "Stopped renewing the lease of {0}: its call has run past idempotency.lease-renewal-limit"
+                    + " or its time to live; it may be taken over when its lease ends", ticket.scopedKey());
+            stopHeartbeat(ticket);
+            return;
+        }
+        try {
+            if (store.renew(ticket, min(now.plus(lease), ticket.expiresAt()))) {
+                LOG.log(Level.FINEST, "Renewed the lease of {0}", ticket.scopedKey());
+            } else if (heartbeats.containsKey(ticket)) {
+                // Finished in the meantime (the completion won the race), or taken over after a missed renewal.
+                LOG.log(Level.FINE, "Stopped renewing the lease of {0}: no longer held as claimed", ticket.scopedKey());
+                stopHeartbeat(ticket);
+            }
+        } catch (UnsupportedOperationException e) {
+            LOG.log(Level.FINE, "{0} does not renew leases", store.getClass().getName());
+            stopHeartbeat(ticket);
+        } catch (RuntimeException e) {
+            // The next heartbeat tries again; two missed in a row and the lease may end.
+            observer.storeError(ticket.scopedKey().namespace(), e);
+            LOG.log(Level.WARNING, "Could not renew the lease of " + ticket.scopedKey() + "; trying again in a third of the lease", e);
+        }
+    }
+
+    /** How many leased claims this node is renewing now. */
+    public int heartbeats() {
+        return heartbeats.size();
     }
 
     /** A finished record, committed: into the cache (on every node), and its waiters woken. */
@@ -761,6 +850,10 @@ public final class IdempotencyEngine {
 
     private static Duration max(Duration a, Duration b) {
         return a.compareTo(b) >= 0 ? a : b;
+    }
+
+    private static Instant min(Instant a, Instant b) {
+        return a.isBefore(b) ? a : b;
     }
 
     private static Duration min(Duration a, Duration b) {

@@ -39,6 +39,16 @@ public interface IdempotencyStore {
      */
     boolean release(Ticket ticket, Instant now);
 
+    /**
+     * Renews the lease of a claim whose operation still runs (SPEC L1), in a transaction of its own: sets
+     * {@code leaseUntil} when the record is still in progress and held by the ticket (same owner and version),
+     * and returns whether it did. A store that cannot renew throws {@link UnsupportedOperationException}; its
+     * leased calls must then finish within their lease.
+     */
+    default boolean renew(Ticket ticket, Instant leaseUntil) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot renew leases");
+    }
+
     /** The record for a key, expired or not; no lock is taken. */
     Optional<IdempotencyRecord> find(ScopedKey scopedKey);
 

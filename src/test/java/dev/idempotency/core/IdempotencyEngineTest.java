@@ -53,6 +53,35 @@ class IdempotencyEngineTest {
     }
 
     @Test
+    @DisplayName("SPEC L1: a lease is renewed for at most idempotency.lease-renewal-limit; a claim its door never settles is then taken over")
+    void renewalStopsAtItsLimit() throws Exception {
+        Policy oneSecond = new Policy(TTL, Duration.ofSeconds(1), false, Duration.ZERO);
+        java.util.concurrent.ScheduledExecutorService heartbeats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            IdempotencyEngine a = IdempotencyEngine.simple(store, java.time.Clock.systemUTC(), "node-a");
+            IdempotencyEngine b = IdempotencyEngine.simple(store, java.time.Clock.systemUTC(), "node-b");
+            a.renewLeasesWith(heartbeats, Duration.ofSeconds(2));
+            a.begin(key, "fp", null, oneSecond); // never completed nor released: a request that ended without its response filter
+            assertThat(a.heartbeats()).isEqualTo(1);
+            Ticket taken = null;
+            long started = System.nanoTime();
+            while (taken == null && System.nanoTime() - started < TimeUnit.SECONDS.toNanos(15)) {
+                try {
+                    taken = ((Decision.Proceed) b.begin(key, "fp", null, oneSecond)).ticket();
+                } catch (IdempotencyInProgressException e) {
+                    Thread.sleep(50); // the duplicate's retry pace
+                }
+            }
+            assertThat(taken).as("taken over once the renewal limit and one lease have passed").isNotNull();
+            assertThat(taken.takeover()).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).as("renewed up to the limit").isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+            assertThat(a.heartbeats()).as("the heartbeat ended at the limit").isZero();
+        } finally {
+            heartbeats.shutdownNow();
+        }
+    }
+
+    @Test
     void aFailingCacheNeverTurnsAnAnswerIntoAnError() {
         dev.idempotency.spi.RecordCache broken = new dev.idempotency.spi.RecordCache() {
             @Override

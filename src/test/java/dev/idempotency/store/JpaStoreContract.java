@@ -92,6 +92,72 @@ abstract class JpaStoreContract {
         assertThat(engine.begin(key, "fp", null, REJECT)).isInstanceOf(Decision.Replay.class);
     }
 
+    /**
+     * SPEC L1: a call three times longer than its lease keeps its claim (its node renews the lease) while
+     * duplicates arrive from another node throughout; a holder that stops renewing (its node died) is taken
+     * over once its last lease ends. Real time, a one-second lease: without the renewal node B takes the key
+     * over after one second and the operation runs twice.
+     */
+    @Test
+    void aLiveHolderKeepsItsClaimPastItsLeaseAndADeadOneIsTakenOver() throws Exception {
+        Duration lease = Duration.ofSeconds(1);
+        Policy shortLease = new Policy(Duration.ofHours(1), lease, false, Duration.ZERO);
+        java.util.concurrent.ScheduledExecutorService heartbeats = Executors.newScheduledThreadPool(2);
+        try {
+            IdempotencyEngine a = new IdempotencyEngine(env.store, java.time.Clock.systemUTC(), "node-a", env.bridge(),
+                    new LocalCompletionSignals(), Executors.newSingleThreadExecutor(), Duration.ofSeconds(30));
+            IdempotencyEngine b = new IdempotencyEngine(env.store, java.time.Clock.systemUTC(), "node-b", env.bridge(),
+                    new LocalCompletionSignals(), Executors.newSingleThreadExecutor(), Duration.ofSeconds(30));
+            a.renewLeasesWith(heartbeats, Duration.ofMinutes(1));
+            b.renewLeasesWith(heartbeats, Duration.ofMinutes(1));
+            ScopedKey key = new ScopedKey("m", "p", "long-call");
+            AtomicInteger executions = new AtomicInteger();
+
+            Ticket first = ((Decision.Proceed) a.begin(key, "fp", null, shortLease)).ticket();
+            executions.incrementAndGet();
+            assertThat(a.heartbeats()).isEqualTo(1);
+            int turnedAway = 0;
+            long end = System.nanoTime() + lease.multipliedBy(3).toNanos();
+            while (System.nanoTime() < end) { // the long call runs: duplicates from node B every 20 ms
+                try {
+                    Decision d = b.begin(key, "fp", null, shortLease);
+                    if (d instanceof Decision.Proceed taken) {
+                        executions.incrementAndGet();
+                        b.release(taken.ticket());
+                    }
+                } catch (IdempotencyInProgressException e) {
+                    turnedAway++;
+                }
+                Thread.sleep(20);
+            }
+            a.complete(first, bytes("charged once"));
+            assertThat(executions).as("executions of a call three leases long").hasValue(1);
+            assertThat(turnedAway).isGreaterThan(10);
+            assertThat(a.heartbeats()).as("the heartbeat stops with the completion").isZero();
+            assertThat(((Decision.Replay) b.begin(key, "fp", null, shortLease)).record().response())
+                    .isEqualTo(bytes("charged once"));
+
+            // A holder that dies stops renewing: its claim is taken over once its last lease ends, not before.
+            ScopedKey orphan = new ScopedKey("m", "p", "orphan");
+            a.begin(orphan, "fp", null, shortLease);
+            a.renewLeasesWith(null, Duration.ZERO); // node A dies: its heartbeats stop
+            long died = System.nanoTime();
+            Ticket takenOver = null;
+            while (takenOver == null && System.nanoTime() - died < Duration.ofSeconds(10).toNanos()) {
+                try {
+                    takenOver = ((Decision.Proceed) b.begin(orphan, "fp", null, shortLease)).ticket();
+                } catch (IdempotencyInProgressException e) {
+                    Thread.sleep(20);
+                }
+            }
+            assertThat(takenOver).as("taken over after the dead holder's lease").isNotNull();
+            assertThat(takenOver.takeover()).isTrue();
+            b.complete(takenOver, bytes("after take-over"));
+        } finally {
+            heartbeats.shutdownNow();
+        }
+    }
+
     @Test
     void managementDeletesOldestFirstInBatchesAndNeverARunningCallsClaim() {
         IdempotencyEngine engine = engine("node-1");

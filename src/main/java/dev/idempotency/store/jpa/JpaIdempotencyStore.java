@@ -401,6 +401,24 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         }
     }
 
+    private static final String RENEW = "UPDATE idempotency_record SET lease_until = ?1"
+            + " WHERE id = ?2 AND status = 'IN_PROGRESS' AND owner = ?3 AND version = ?4";
+
+    /** One fenced {@code UPDATE} in a transaction of its own: no row updated means the claim is no longer held. */
+    @Override
+    public boolean renew(Ticket ticket, Instant leaseUntil) {
+        try {
+            return transactions.inNewTransaction(em -> em.createNativeQuery(RENEW)
+                    .setParameter(1, leaseUntil.toEpochMilli())
+                    .setParameter(2, ticket.scopedKey().id())
+                    .setParameter(3, ticket.owner())
+                    .setParameter(4, ticket.version())
+                    .executeUpdate()) == 1;
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not renew the lease of the " + ticket.scopedKey(), e);
+        }
+    }
+
     @Override
     public boolean release(Ticket ticket, Instant now) {
         String id = ticket.scopedKey().id();

@@ -78,6 +78,20 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean renew(Ticket ticket, Instant leaseUntil) {
+        boolean[] done = new boolean[1];
+        records.computeIfPresent(ticket.scopedKey(), (key, r) -> {
+            if (r.status() != RecordStatus.IN_PROGRESS || !ticket.owner().equals(r.owner()) || r.version() != ticket.version()) {
+                return r;
+            }
+            done[0] = true;
+            return new IdempotencyRecord(r.scopedKey(), r.status(), r.fingerprint(), r.response(), r.requestType(),
+                    r.attempts(), r.firstSeen(), r.lastSeen(), r.completedAt(), r.expiresAt(), leaseUntil, r.owner(), r.version());
+        });
+        return done[0];
+    }
+
+    @Override
     public Optional<IdempotencyRecord> find(ScopedKey scopedKey) {
         return Optional.ofNullable(records.get(scopedKey));
     }
