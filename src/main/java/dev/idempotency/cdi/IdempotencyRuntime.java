@@ -8,6 +8,7 @@ import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
+import dev.idempotency.core.StoreClock;
 import dev.idempotency.core.TransactionBridge;
 import dev.idempotency.spi.ForIdempotency;
 import dev.idempotency.spi.IdempotencyStore;
@@ -83,6 +84,9 @@ public class IdempotencyRuntime {
     private EntityManagerFactory ownEmf;
     private ScheduledExecutorService ownScheduler;
     private ScheduledExecutorService scheduler;
+    private StoreClock storeClock;
+    /** How often the store's clock is read again (the monotonic clock carries it in between). */
+    private static final Duration STORE_CLOCK_RESYNC = Duration.ofSeconds(30);
     private ExecutorService ownExecutor;
     private ExecutorService executor;
     private ScheduledFuture<?> purge;
@@ -201,7 +205,9 @@ public class IdempotencyRuntime {
         ExecutorService executor = executor();
         Clock clock = qualified(Clock.class);
         if (clock == null) {
-            clock = Clock.systemUTC();
+            // The store's clock, shared by every node (SPEC L2); a Clock bean of the application's wins as it is.
+            storeClock = new StoreClock(store, Clock.systemUTC()).start(scheduler(), STORE_CLOCK_RESYNC);
+            clock = storeClock;
         }
         signals = new LocalCompletionSignals();
         recordCache = createCache(s, clock, signals);
@@ -379,6 +385,9 @@ public class IdempotencyRuntime {
         }
         if (engine != null) {
             engine.renewLeasesWith(null, Duration.ZERO);
+        }
+        if (storeClock != null) {
+            storeClock.stop();
         }
         if (ownScheduler != null) {
             ownScheduler.shutdownNow();

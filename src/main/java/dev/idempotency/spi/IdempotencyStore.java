@@ -49,6 +49,15 @@ public interface IdempotencyStore {
         throw new UnsupportedOperationException(getClass().getName() + " cannot renew leases");
     }
 
+    /**
+     * The store's own time, the clock every node shares for leases and expiry (SPEC L2): a database's
+     * {@code CURRENT_TIMESTAMP}. A store whose time is each node's own throws
+     * {@link UnsupportedOperationException} (the default); nodes then need synchronised clocks.
+     */
+    default Instant currentTime() {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot tell its time");
+    }
+
     /** The record for a key, expired or not; no lock is taken. */
     Optional<IdempotencyRecord> find(ScopedKey scopedKey);
 

@@ -158,6 +158,65 @@ abstract class JpaStoreContract {
         }
     }
 
+    /**
+     * SPEC L2: two nodes whose own clocks are ten minutes apart, either way of the database's, share the
+     * database's clock: neither takes over the other's live claim nor expires its finished record early, and
+     * keys raced and retried from both run once each. With each node's own clock, node A (ahead) takes B's claim
+     * over at once and runs B's finished keys again.
+     */
+    @Test
+    void nodesWhoseClocksAreTenMinutesWrongShareTheDatabasesClock() throws Exception {
+        java.time.Clock real = java.time.Clock.systemUTC();
+        dev.idempotency.core.StoreClock aheadClock = new dev.idempotency.core.StoreClock(env.store, java.time.Clock.offset(real, Duration.ofMinutes(10)));
+        dev.idempotency.core.StoreClock behindClock = new dev.idempotency.core.StoreClock(env.store, java.time.Clock.offset(real, Duration.ofMinutes(-10)));
+        assertThat(aheadClock.sync()).as("the database tells its time").isTrue();
+        assertThat(behindClock.sync()).isTrue();
+        assertThat(Duration.between(aheadClock.instant(), behindClock.instant()).abs()).isLessThan(Duration.ofSeconds(1));
+        Policy policy = new Policy(Duration.ofMinutes(5), Duration.ofMinutes(1), false, Duration.ZERO);
+        IdempotencyEngine ahead = new IdempotencyEngine(env.store, aheadClock, "node-ahead", env.bridge(),
+                new LocalCompletionSignals(), Executors.newSingleThreadExecutor(), Duration.ofSeconds(30));
+        IdempotencyEngine behind = new IdempotencyEngine(env.store, behindClock, "node-behind", env.bridge(),
+                new LocalCompletionSignals(), Executors.newSingleThreadExecutor(), Duration.ofSeconds(30));
+
+        for (IdempotencyEngine[] pair : new IdempotencyEngine[][] {{behind, ahead}, {ahead, behind}}) {
+            ScopedKey key = new ScopedKey("m", "p", "skew-" + pair[0].nodeId());
+            Ticket held = ((Decision.Proceed) pair[0].begin(key, "fp", null, policy)).ticket();
+            assertThatThrownBy(() -> pair[1].begin(key, "fp", null, policy)).as("no early take-over")
+                    .isInstanceOf(IdempotencyInProgressException.class);
+            pair[0].complete(held, bytes("once"));
+            assertThat(pair[1].begin(key, "fp", null, policy)).as("no early expiry").isInstanceOf(Decision.Replay.class);
+        }
+
+        AtomicInteger executions = new AtomicInteger();
+        List<Future<?>> racers = new ArrayList<>();
+        CountDownLatch go = new CountDownLatch(1);
+        for (int k = 0; k < 20; k++) {
+            ScopedKey key = new ScopedKey("m", "p", "raced-" + k);
+            for (int i = 0; i < 8; i++) {
+                IdempotencyEngine node = i % 2 == 0 ? ahead : behind;
+                racers.add(pool.submit(() -> {
+                    go.await();
+                    for (int attempt = 0; attempt < 3; attempt++) { // a first call and two retries
+                        try {
+                            if (node.begin(key, "fp", null, policy) instanceof Decision.Proceed p) {
+                                executions.incrementAndGet();
+                                node.complete(p.ticket(), bytes("done"));
+                            }
+                        } catch (IdempotencyInProgressException e) {
+                            // the other call is still running: this caller retries
+                        }
+                    }
+                    return null;
+                }));
+            }
+        }
+        go.countDown();
+        for (Future<?> f : racers) {
+            f.get(60, TimeUnit.SECONDS);
+        }
+        assertThat(executions).as("one execution per key").hasValue(20);
+    }
+
     @Test
     void managementDeletesOldestFirstInBatchesAndNeverARunningCallsClaim() {
         IdempotencyEngine engine = engine("node-1");

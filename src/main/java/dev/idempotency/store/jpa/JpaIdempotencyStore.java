@@ -401,6 +401,26 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         }
     }
 
+    /**
+     * The database's time in epoch milliseconds (PostgreSQL, MariaDB, H2); a store on another database, or
+     * given an application's own persistence unit, follows each node's clock (its database is not known).
+     */
+    @Override
+    public Instant currentTime() {
+        String sql = switch (insertIfAbsent) {
+            case POSTGRESQL -> "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)";
+            case MARIADB -> "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
+            case H2 -> "SELECT CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)";
+            case PORTABLE -> throw new UnsupportedOperationException("The database of this store is not known");
+        };
+        try {
+            return Instant.ofEpochMilli(transactions.inNewTransaction(em ->
+                    ((Number) em.createNativeQuery(sql).getSingleResult()).longValue()));
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not read the database's clock", e);
+        }
+    }
+
     private static final String RENEW = "UPDATE idempotency_record SET lease_until = ?1"
             + " WHERE id = ?2 AND status = 'IN_PROGRESS' AND owner = ?3 AND version = ?4";
 
