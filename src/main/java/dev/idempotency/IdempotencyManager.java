@@ -305,6 +305,16 @@ public class IdempotencyManager {
         return delete(new Deletion.OldestBeyond(max));
     }
 
+    /**
+     * Empties the cache of finished records, on every node when it is clustered; deletes nothing from the store.
+     * Every key is still answered, by the store, until the cache has learnt it again: the next duplicate of each
+     * key costs a database round trip. For an operator who suspects the cache, and for tests that prove nothing
+     * depends on it. (This API's "last seen" times live in the cache: they restart.)
+     */
+    public void flushCache() {
+        runtime.recordCacheOrNone().clear();
+    }
+
     private int delete(Deletion which) {
         RecordCache cache = runtime.recordCacheOrNone();
         return runtime.engine().store().delete(which, runtime.engine().clock().instant(), runtime.settings().purgeBatchSize(), cache::remove);
