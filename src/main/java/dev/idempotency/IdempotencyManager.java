@@ -360,7 +360,7 @@ public class IdempotencyManager {
         }
         Optional<IdempotencyRecord> found = runtime.engine().store().find(responseKey)
                 .filter(r -> r.status() == RecordStatus.COMPLETED && !r.isExpired(now));
-        found.ifPresent(runtime.recordCacheOrNone()::put);
+        found.ifPresent(runtime.recordCacheOrNone()::putLoaded);
         return found;
     }
 

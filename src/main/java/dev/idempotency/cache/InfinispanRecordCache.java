@@ -13,7 +13,6 @@ import org.infinispan.notifications.cachelistener.annotation.CacheEntryModified;
 import org.infinispan.notifications.cachelistener.event.CacheEntryEvent;
 
 import java.time.Clock;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,14 +22,21 @@ import java.util.logging.Logger;
 /**
  * Finished records in an Infinispan cache (replicated, synchronous, when clustered), under
  * {@link ScopedKey#cacheId()};
- * and the wake-ups of waiting duplicates on every node: a finished record put here, or a release signal
- * (a short-lived entry under {@code "~" + id}), fires this node's listener, which wakes its local waiters.
+ * and the wake-ups of waiting duplicates on every node: a finished record put here, or a tombstone, fires this
+ * node's listener, which wakes its local waiters.
+ *
+ * <p>A released or deleted key leaves a <em>tombstone</em> under its id for {@value #TOMBSTONE_LIFESPAN_SECONDS}
+ * s (a short entry that decodes to no record): a finished record read from the store before that release or
+ * deletion, and put after it ({@link #putLoaded}, a put-if-absent), finds the tombstone and is not cached, so the
+ * cache never outlives its record. A completion ({@link #put}) replaces a tombstone: it finished after it.
  */
 public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(InfinispanRecordCache.class.getName());
-    private static final String SIGNAL = "~";
-    private static final long SIGNAL_LIFESPAN_MILLIS = Duration.ofMinutes(1).toMillis();
+    /** Longer than any store read that could race with a release or a deletion. */
+    static final long TOMBSTONE_LIFESPAN_SECONDS = 60;
+    /** A tombstone's first byte: no version of {@link RecordBytes} starts with it, so it decodes to no record. */
+    private static final byte TOMBSTONE = 0;
 
     private final Cache<String, byte[]> cache;
     private final Clock clock;
@@ -67,17 +73,30 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
     }
 
     @Override
+    public void putLoaded(IdempotencyRecord finished) {
+        long lifespan = finished.expiresAt().toEpochMilli() - clock.millis();
+        if (lifespan <= 0 || !finished.isFinished()) {
+            return;
+        }
+        // Absent only: a tombstone (released or deleted since the read) or the record itself stays as it is.
+        cache.putIfAbsent(finished.scopedKey().cacheId(), RecordBytes.encode(finished), lifespan, TimeUnit.MILLISECONDS);
+    }
+
+    /** Released: the tombstone also wakes the waiters on every node, one of which claims next. */
+    @Override
     public void evict(ScopedKey key) {
-        String id = key.cacheId();
-        var quiet = cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES);
-        quiet.remove(id);
-        // Released: wake the waiters on every node, one of them claims next.
-        quiet.put(SIGNAL + id, new byte[] {(byte) nonce.incrementAndGet()}, SIGNAL_LIFESPAN_MILLIS, TimeUnit.MILLISECONDS);
+        bury(key);
     }
 
     @Override
     public void remove(ScopedKey key) {
-        cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES).remove(key.cacheId());
+        bury(key);
+    }
+
+    private void bury(ScopedKey key) {
+        byte[] tombstone = java.nio.ByteBuffer.allocate(9).put(TOMBSTONE).putLong(nonce.incrementAndGet()).array();
+        cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
+                .put(key.cacheId(), tombstone, TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
     }
 
     @Override
@@ -90,7 +109,7 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         putListeners.add(listener);
     }
 
-    /** Entries held (records and recent signals), for tests and operations. */
+    /** Entries held (records and recent tombstones), for tests and operations. */
     public int size() {
         return cache.size();
     }
@@ -112,8 +131,8 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         public void changed(CacheEntryEvent<String, byte[]> event) {
             String id = event.getKey();
             try {
-                signals.signal(id.startsWith(SIGNAL) ? id.substring(SIGNAL.length()) : id);
-                if (!id.startsWith(SIGNAL) && !putListeners.isEmpty() && event.getValue() != null) {
+                signals.signal(id);
+                if (!putListeners.isEmpty() && event.getValue() != null) {
                     IdempotencyRecord r = RecordBytes.decode(event.getValue());
                     if (r != null) {
                         putListeners.forEach(l -> l.accept(r));

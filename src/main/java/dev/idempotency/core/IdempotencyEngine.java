@@ -195,7 +195,7 @@ public final class IdempotencyEngine {
                 }
                 IdempotencyRecord record = ((Claim.Existing) claim).record();
                 if (record.isFinished()) {
-                    cacheQuietly(record); // a node that joined late, or a cache that was flushed, learns it here
+                    cacheLoadedQuietly(record); // a node that joined late, or a cache that was flushed, learns it here
                     return finished(key, record, fingerprint, started, false);
                 }
                 if (!record.fingerprint().equals(fingerprint)) {
@@ -453,7 +453,7 @@ public final class IdempotencyEngine {
         if (claim instanceof Claim.Existing existing) {
             IdempotencyRecord record = existing.record();
             if (record.isFinished()) {
-                cacheQuietly(record);
+                cacheLoadedQuietly(record);
                 Decision replay = finished(key, record, fingerprint, started, false);
                 return new Step.Replayed<>(((Decision.Replay) replay).record());
             }
@@ -751,6 +751,15 @@ public final class IdempotencyEngine {
     private void cacheQuietly(IdempotencyRecord record) {
         try {
             cache.put(record);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not cache the finished " + record.scopedKey() + "; duplicates will ask the store", e);
+        }
+    }
+
+    /** A finished record read from the store into the cache, unless a release or a deletion evicted it since. */
+    private void cacheLoadedQuietly(IdempotencyRecord record) {
+        try {
+            cache.putLoaded(record);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "Could not cache the finished " + record.scopedKey() + "; duplicates will ask the store", e);
         }

@@ -29,13 +29,22 @@ public interface RecordCache {
     /** The finished record of a key, if this cache holds it. */
     Optional<IdempotencyRecord> get(ScopedKey key);
 
-    /** Holds a finished record until its expiry. */
+    /** Holds a finished record until its expiry: one that has just committed, put by the node that finished it. */
     void put(IdempotencyRecord finished);
+
+    /**
+     * Holds a finished record that was read from the store, unless its key was evicted or removed since (a
+     * release or a deletion that raced with the read): such a put would make the cache outlive its record.
+     * A cache that cannot tell puts it as {@link #put} does.
+     */
+    default void putLoaded(IdempotencyRecord finished) {
+        put(finished);
+    }
 
     /** Forgets a key (released, deleted). */
     void evict(ScopedKey key);
 
-    /** Forgets a deleted record's key, without waking anyone (nobody waits on a record that is not a live claim). */
+    /** Forgets a deleted record's key (nobody waits on a record that is not a live claim). */
     default void remove(ScopedKey key) {
         evict(key);
     }

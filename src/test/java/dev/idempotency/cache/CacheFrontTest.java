@@ -5,6 +5,8 @@ import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.core.Policy;
+import dev.idempotency.spi.Deletion;
+import dev.idempotency.spi.IdempotencyStore;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.spi.Ticket;
@@ -17,6 +19,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -114,8 +118,53 @@ class CacheFrontTest {
         env.tm.begin();
         Ticket t = claim(key, "fp");
         engine.complete(t, bytes("receipt"));
+        // Filled, as by a node that saw this key finished: the release must take it out.
+        cache.put(t.finished(RecordStatus.COMPLETED, bytes("receipt"), clock.instant()));
+        assertThat(cache.get(key)).isPresent();
         env.tm.rollback();
         assertThat(cache.get(key)).isEmpty();
+        assertThat(engine.begin(key, "fp", null, POLICY)).isInstanceOf(Decision.Proceed.class);
+    }
+
+    /** SPEC L3 with S4: a deleted record leaves the (filled) cache; its key then runs again. */
+    @Test
+    void aDeletedRecordLeavesTheCache() {
+        ScopedKey key = new ScopedKey("cache", "anonymous", "k6");
+        engine.complete(claim(key, "fp"), bytes("receipt"));
+        assertThat(cache.get(key)).as("filled by the completion").isPresent();
+        assertThat(env.store.delete(new Deletion.All(), clock.instant(), 10, cache::remove)).isEqualTo(1);
+        assertThat(cache.get(key)).isEmpty();
+        assertThat(engine.begin(key, "fp", null, POLICY)).isInstanceOf(Decision.Proceed.class);
+    }
+
+    /**
+     * A finished record read from the store is not cached once a deletion that raced with the read has evicted
+     * its key: the deletion here runs between the store's answer and the engine's cache put. Without the
+     * tombstone the cache would hold a record the store no longer has, and replay it to the next request.
+     */
+    @Test
+    void aRecordReadBeforeAConcurrentDeletionIsNotCachedAfterIt() {
+        ScopedKey key = new ScopedKey("cache", "anonymous", "k7");
+        engine.complete(claim(key, "fp"), bytes("receipt"));
+        cache.clear(); // the next duplicate asks the store
+        IdempotencyStore deletingAfterTheRead = (IdempotencyStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {IdempotencyStore.class}, (proxy, method, args) -> {
+                    Object result;
+                    try {
+                        result = method.invoke(env.store, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                    if (method.getName().equals("claim")) {
+                        env.store.delete(new Deletion.All(), clock.instant(), 10, cache::remove);
+                    }
+                    return result;
+                });
+        IdempotencyEngine racing = new IdempotencyEngine(deletingAfterTheRead, clock, "node-b", env.bridge(),
+                new LocalCompletionSignals(), Executors.newSingleThreadExecutor(), Duration.ofSeconds(10), cache);
+        assertThat(racing.begin(key, "fp", null, POLICY)).as("read before the deletion").isInstanceOf(Decision.Replay.class);
+        assertThat(env.store.find(key)).isEmpty();
+        assertThat(cache.get(key)).as("not cached after the deletion").isEmpty();
         assertThat(engine.begin(key, "fp", null, POLICY)).isInstanceOf(Decision.Proceed.class);
     }
 

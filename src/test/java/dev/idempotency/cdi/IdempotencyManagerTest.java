@@ -170,6 +170,23 @@ class IdempotencyManagerTest {
     }
 
     @Test
+    void aFlushedCacheLosesNoResponseAndLearnsItAgain() {
+        IdempotencyManager m = node();
+        RequestKey k = RequestKey.of("flushed").withSecondaryId("charge");
+        m.store(k, "charged");
+        long before = STATEMENTS.get();
+        m.retrieve(k);
+        assertThat(STATEMENTS.get()).as("answered from the cache").isEqualTo(before);
+        m.flushCache();
+        assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("charged");
+        assertThat(STATEMENTS.get()).as("the store answered").isGreaterThan(before);
+        long after = STATEMENTS.get();
+        m.retrieve(k);
+        assertThat(STATEMENTS.get()).as("and the cache learnt it again").isEqualTo(after);
+        assertThatThrownBy(() -> m.store(k, "charged twice")).isInstanceOf(IdempotencyKeyReusedException.class);
+    }
+
+    @Test
     void m3PrimaryAndSecondaryIdsNeverCollide() {
         IdempotencyManager m = node();
         m.store(RequestKey.of("a b").withSecondaryId("c"), "one");

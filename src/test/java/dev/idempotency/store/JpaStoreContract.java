@@ -433,6 +433,39 @@ abstract class JpaStoreContract {
         assertThat(database().count("select count(*) from idempotency_record")).isEqualTo(1);
     }
 
+    /**
+     * SPEC L3: the purge selects, then deletes; a take-over that commits in between keeps its row. The take-over
+     * (the row claimed again: in progress, a new lease and time to live, the next version) is held uncommitted
+     * on a connection of the test's until the purge's delete is seen waiting for its row lock; then it commits.
+     * A delete that did not judge the row again (by id alone) would delete the live claim.
+     */
+    @Test
+    void aTakeOverBetweenThePurgesSelectAndItsDeleteKeepsTheRow() throws Exception {
+        Policy shortTtl = new Policy(Duration.ofMinutes(1), Duration.ofSeconds(10), false, Duration.ZERO);
+        ScopedKey key = new ScopedKey("purge", "anonymous", "taken-over");
+        engine("dead-node").begin(key, "fp", null, shortTtl); // its holder died: lease and time to live run out
+        clock.advance(Duration.ofMinutes(2));
+        long now = clock.millis();
+        Connection takeOver = database().connect();
+        takeOver.setAutoCommit(false);
+        try (PreparedStatement ps = takeOver.prepareStatement("update idempotency_record set owner = 'node-b',"
+                + " lease_until = ?, expires_at = ?, attempts = attempts + 1, version = version + 1 where id = ?")) {
+            ps.setLong(1, now + LEASE.toMillis());
+            ps.setLong(2, now + Duration.ofHours(1).toMillis());
+            ps.setString(3, key.id());
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        Future<Integer> purged = pool.submit(() -> env.store.purgeExpired(clock.instant(), 10));
+        database().awaitSessionsWaitingForALock(1); // the purge has selected the expired row and waits to delete it
+        takeOver.commit();
+        takeOver.close();
+        assertThat(purged.get(60, TimeUnit.SECONDS)).as("the row, judged again, is a live claim").isZero();
+        IdempotencyRecord r = env.store.find(key).orElseThrow();
+        assertThat(r.owner()).isEqualTo("node-b");
+        assertThat(r.status()).isEqualTo(RecordStatus.IN_PROGRESS);
+        assertThatThrownBy(() -> engine("node-c").begin(key, "fp", null, REJECT)).isInstanceOf(IdempotencyInProgressException.class);
+    }
+
     @Test
     void keysDifferingOnlyInCaseAreDifferentKeys() {
         IdempotencyEngine engine = engine("node-a");

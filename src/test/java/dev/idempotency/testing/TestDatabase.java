@@ -83,7 +83,7 @@ public enum TestDatabase {
             case POSTGRES -> "select count(*) from pg_stat_activity where wait_event_type = 'Lock'";
             // A statement blocked on a row lock shows as a running locking read or update.
             case MARIADB -> "select count(*) from information_schema.processlist where command = 'Query'"
-                    + " and id <> connection_id() and (info like '%for update%' or info like 'update %')";
+                    + " and id <> connection_id() and (info like '%for update%' or info like 'update %' or info like 'delete %')";
         });
     }
 
