@@ -2,6 +2,7 @@ package dev.idempotency.core;
 
 import dev.idempotency.IdempotencyException;
 import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotencyKeyClaimedInTransactionException;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyLeaseLostException;
 import dev.idempotency.IdempotencyStoreException;
@@ -164,6 +165,7 @@ public final class IdempotencyEngine {
      */
     public Decision begin(ScopedKey key, String fingerprint, String requestType, Policy policy) {
         long started = System.nanoTime();
+        java.util.Set<String> claimsOfTransaction = claimsOfThisTransaction(key);
         Decision fromCache = fromCache(key, fingerprint, started);
         if (fromCache != null) {
             return fromCache;
@@ -183,6 +185,9 @@ public final class IdempotencyEngine {
                         now.plus(policy.lease()), now.plus(policy.ttl())));
                 if (claim instanceof Claim.Acquired acquired) {
                     Ticket ticket = acquired.ticket();
+                    if (claimsOfTransaction != null) {
+                        claimsOfTransaction.add(key.cacheId());
+                    }
                     observer.executed(key, Duration.ofNanos(System.nanoTime() - claimStarted), ticket.takeover());
                     if (ticket.takeover()) {
                         LOG.log(Level.WARNING, "Took over {0} from a holder whose lease expired (attempt {1})",
@@ -365,6 +370,9 @@ public final class IdempotencyEngine {
         if (atomicClaims == null) {
             throw new IllegalStateException(store.getClass().getName() + " cannot claim inside a transaction");
         }
+        if (joined) {
+            claimsOfThisTransaction(key);
+        }
         long started = System.nanoTime();
         long deadline = started + policy.waitTimeout().toNanos();
         // Waiting for another caller on this node to learn whether it claimed is bounded like a claim statement.
@@ -468,6 +476,10 @@ public final class IdempotencyEngine {
         LOG.log(Level.FINE, "Claimed {0} in the transaction", key);
         AtomicHold hold = new AtomicHold(ticket, begun, joined);
         String id = key.cacheId();
+        java.util.Set<String> claimsOfTransaction = transactions.claimsOfThisTransaction();
+        if (claimsOfTransaction != null) {
+            claimsOfTransaction.add(id);
+        }
         transactions.afterCompletion(committed -> {
             heldHere.remove(id, mine);
             IdempotencyRecord record = hold.completed.get();
@@ -538,6 +550,7 @@ public final class IdempotencyEngine {
     private void unclaim(Ticket ticket) {
         try {
             atomicClaims.unclaimInTransaction(ticket);
+            forgetInThisTransaction(ticket);
             observer.released(ticket.scopedKey());
         } catch (RuntimeException e) {
             observer.storeError(ticket.scopedKey().namespace(), e);
@@ -655,6 +668,7 @@ public final class IdempotencyEngine {
      */
     public void fail(Ticket ticket, byte[] failure) {
         stopHeartbeat(ticket);
+        forgetInThisTransaction(ticket); // written in a transaction of its own: a second call reads it
         Instant now = clock.instant();
         finish(ticket, new Completion(RecordStatus.FAILED, failure, now, false), false);
         finished(ticket.finished(RecordStatus.FAILED, failure, now));
@@ -666,6 +680,7 @@ public final class IdempotencyEngine {
         stopHeartbeat(ticket);
         try {
             boolean released = store.release(ticket, clock.instant());
+            forgetInThisTransaction(ticket);
             LOG.log(Level.FINE, released ? "Released {0}" : "Did not release {0}: no longer held", ticket.scopedKey());
             if (released) {
                 observer.released(ticket.scopedKey());
@@ -677,6 +692,29 @@ public final class IdempotencyEngine {
         } finally {
             evictQuietly(ticket.scopedKey());
             signals.signal(ticket.scopedKey());
+        }
+    }
+
+    /**
+     * The keys claimed in the caller's active transaction (null: none, or the bridge cannot tell); throws when
+     * this key is one of them: a second claim would wait on the transaction's own row lock.
+     */
+    private java.util.Set<String> claimsOfThisTransaction(ScopedKey key) {
+        java.util.Set<String> claims = transactions.claimsOfThisTransaction();
+        if (claims != null && claims.contains(key.cacheId())) {
+            LOG.log(Level.FINE, "Rejected {0}: already claimed in this transaction", key);
+            throw new IdempotencyKeyClaimedInTransactionException("The " + key + " was already claimed in this transaction,"
+                    + " by a call whose outcome it has not committed: one transaction cannot run the same idempotent"
+                    + " operation twice; call it once per transaction, or give each call its own key");
+        }
+        return claims;
+    }
+
+    /** The key is free again inside the caller's transaction (its claim released or undone there). */
+    private void forgetInThisTransaction(Ticket ticket) {
+        java.util.Set<String> claims = transactions.claimsOfThisTransaction();
+        if (claims != null) {
+            claims.remove(ticket.scopedKey().cacheId());
         }
     }
 

@@ -42,6 +42,16 @@ public interface TransactionBridge {
     /** Marks the active transaction so that it can only roll back. */
     void setRollbackOnly();
 
+    /**
+     * The keys ({@link dev.idempotency.spi.ScopedKey#cacheId()}) claimed so far in the active transaction: a mutable
+     * set that lives as long as that transaction; {@code null} when there is none, or when this bridge cannot
+     * tell. A second claim of one key inside one transaction fails at once with it, instead of waiting on the
+     * transaction's own row lock.
+     */
+    default java.util.Set<String> claimsOfThisTransaction() {
+        return null;
+    }
+
     /** A transaction {@link #begin()} started on the calling thread, to be ended on that thread. */
     interface Begun {
         /** Commits; a failure (the transaction rolled back instead) is thrown. */

@@ -124,6 +124,23 @@ public final class JtaTransactionBridge implements TransactionBridge {
         });
     }
 
+    /** Where {@link #claimsOfThisTransaction()} keeps its set, in the transaction's resources. */
+    private static final Object CLAIMS = JtaTransactionBridge.class.getName() + ".claims";
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public java.util.Set<String> claimsOfThisTransaction() {
+        if (!isActive()) {
+            return null;
+        }
+        java.util.Set<String> claims = (java.util.Set<String>) registry.getResource(CLAIMS);
+        if (claims == null) {
+            claims = new java.util.HashSet<>();
+            registry.putResource(CLAIMS, claims);
+        }
+        return claims;
+    }
+
     @Override
     public void setRollbackOnly() {
         registry.setRollbackOnly();

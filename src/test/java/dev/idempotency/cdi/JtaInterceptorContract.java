@@ -187,6 +187,13 @@ abstract class JtaInterceptorContract {
             return id;
         }
 
+        /** Pays twice with one key inside one transaction (a loop, or a retry inside the transaction). */
+        @Transactional
+        public String payTwiceInOneTransaction(String key) throws SQLException {
+            payments.pay(key, "twice-1", 100);
+            return payments.pay(key, "twice-1", 100);
+        }
+
         /** Pays, and reports what another connection sees before the business transaction commits. */
         @Transactional
         public long payAndCountCompletedFromOutside(String key, String paymentId) throws SQLException {
@@ -314,6 +321,25 @@ abstract class JtaInterceptorContract {
         assertThat(checkout.payCatchingDeclined("k-10")).isEqualTo("declined");
         assertThat(database().count("select count(*) from idempotency_record")).as("the claim row was removed in the transaction").isZero();
         assertThat(database().count("select count(*) from test_payment where id = 'declined'")).as("the caller's transaction committed").isEqualTo(1);
+    }
+
+    /**
+     * One key twice inside one transaction: the second call fails at once, naming the cause, instead of waiting on
+     * the transaction's own row lock (atomic: the claim row; leased: the completion written into it) until a lock
+     * timeout. The method does not run a second time; the runtime exception rolls the transaction back (as
+     * {@code @Transactional} does with any), and the key is free for the retry.
+     */
+    @Test
+    void theSameKeyTwiceInOneTransactionFailsAtOnce() throws Exception {
+        assertThatThrownBy(() -> checkout.payTwiceInOneTransaction("k-11"))
+                .isInstanceOf(dev.idempotency.IdempotencyKeyClaimedInTransactionException.class)
+                .hasMessageContaining("already claimed in this transaction");
+        assertThat(payments.executions()).as("the second call did not run").isEqualTo(1);
+        assertThat(payments()).as("the transaction rolled back with the exception").isZero();
+        assertThat(payments.pay("k-11", "twice-1", 100)).as("the key is free").isEqualTo("twice-1");
+        assertThat(payments.pay("k-11", "twice-1", 100)).as("replayed").isEqualTo("twice-1");
+        assertThat(payments.executions()).isEqualTo(2);
+        assertThat(payments()).isEqualTo(1);
     }
 
     @Test
