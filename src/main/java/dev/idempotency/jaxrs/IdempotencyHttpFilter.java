@@ -175,7 +175,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             }
             if (!response.hasEntity()) {
                 request.removeProperty(HOLD);
-                if (!completeAtomic(hold, new StoredHttpResponse(status, replayable(response.getHeaders()), EMPTY, false))) {
+                if (!completeAtomic(hold, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false))) {
                     Response problem = Problems.storeUnavailable();
                     response.setStatus(problem.getStatus());
                     response.getHeaders().putAll(problem.getHeaders());
@@ -199,7 +199,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
         if (!response.hasEntity()) {
             request.removeProperty(TICKET);
-            complete(ticket, new StoredHttpResponse(status, replayable(response.getHeaders()), EMPTY, false));
+            complete(ticket, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
             return;
         }
         request.setProperty(STATUS, status);
@@ -250,11 +250,16 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         if (capture.overflowed()) {
             LOG.log(Level.FINE, "The response of {0} is over {1} bytes: stored without its body",
                     new Object[] {method.describe(), method.http().maxResponseSize()});
-            store.test(new StoredHttpResponse(status, headers, EMPTY, true));
+            store.test(StoredHttpResponse.storable(status, headers, EMPTY, true));
             return;
         }
         byte[] body = capture.held();
-        if (!store.test(new StoredHttpResponse(status, headers, body, false))) {
+        StoredHttpResponse storable = StoredHttpResponse.storable(status, headers, body, false);
+        if (storable.bodyOmitted()) {
+            LOG.log(Level.WARNING, "The response of {0} does not fit the stored form (a header over 64 KiB, or over 16 MiB"
+                    + " in all): stored as a body over the size cap is, without its body", method.describe());
+        }
+        if (!store.test(storable)) {
             throw new jakarta.ws.rs.WebApplicationException("The response could not be stored; nothing was kept",
                     Problems.storeUnavailable());
         }

@@ -335,6 +335,22 @@ class HttpIdempotencyTest {
         assertThat(send(server.request("payments/large?size=1024").header("Idempotency-Key", small).GET()).body()).hasSize(1024);
     }
 
+    @Test
+    @DisplayName("H11: a header too large for the stored form is the over-cap case: sent, stored without the body, never a key left claimed")
+    void headerTooLargeToStore() throws Exception {
+        String k = key();
+        HttpResponse<String> first = send(server.request("payments/huge-header?size=70000").header("Idempotency-Key", k).GET());
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(first.body()).isEqualTo("ok");
+        assertThat(first.headers().firstValue("Link")).hasValueSatisfying(l -> assertThat(l).hasSize(70_000 + 22));
+        HttpResponse<String> retry = send(server.request("payments/huge-header?size=70000").header("Idempotency-Key", k).GET());
+        assertThat(retry.statusCode()).as("replayed at once, not 409 on a key left claimed").isEqualTo(200);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(retry.body()).isEmpty();
+        assertThat(retry.headers().firstValue("Link")).isEmpty();
+        assertThat(Counters.executions).hasValue(1);
+    }
+
     // ------------------------------------------------------------------------------------------ H1, misc
 
     @Test

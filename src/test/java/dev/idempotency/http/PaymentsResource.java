@@ -126,6 +126,16 @@ public class PaymentsResource {
         return Response.ok("x".repeat(size)).location(java.net.URI.create("/payments/large-result")).build();
     }
 
+    /** A replayable header too large for the stored form (a Link of {@code size} characters). */
+    @GET
+    @Path("huge-header")
+    @Idempotent
+    @Produces(MediaType.TEXT_PLAIN)
+    public Response hugeHeader(@QueryParam("size") int size) {
+        Counters.executions.incrementAndGet();
+        return Response.ok("ok").header("Link", "<https://example.org/" + "x".repeat(size) + ">").build();
+    }
+
     /** What the resource method gets as its entity stream: the filter's buffer. */
     @POST
     @Path("stream")
