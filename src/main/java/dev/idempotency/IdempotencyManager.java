@@ -326,20 +326,25 @@ public class IdempotencyManager {
         return runtime.settings().requestTypeEnabled(key.requestType());
     }
 
-    private static ScopedKey seenKey(RequestKey key) {
-        return new ScopedKey(SEEN, "", checkId(key.primaryId(), "primary id"));
+    /** Whose keys these are: the caller's (SPEC H9, as the annotations'), unless {@code idempotency.manager.scope-by-principal=false}. */
+    private String principal() {
+        return runtime.principalName(runtime.settings().managerScopeByPrincipal());
     }
 
-    private static ScopedKey responseKey(RequestKey key) {
+    private ScopedKey seenKey(RequestKey key) {
+        return new ScopedKey(SEEN, principal(), checkId(key.primaryId(), "primary id"));
+    }
+
+    private ScopedKey responseKey(RequestKey key) {
         String primary = checkId(key.primaryId(), "primary id");
         if (key.secondaryId() == null) {
-            return new ScopedKey(RESPONSES, "", primary);
+            return new ScopedKey(RESPONSES, principal(), primary);
         }
         // Length-prefixed, so that ("a b", "c") and ("a", "b c") are two keys; too long: its SHA-256 (64 hex
         // digits, no ':', so it cannot equal a length-prefixed id).
         String secondary = checkId(key.secondaryId(), "secondary id");
         String combined = primary.length() + ":" + primary + " " + secondary;
-        return new ScopedKey(RESPONSES_BY_SECONDARY, "", combined.length() <= ScopedKey.MAX_KEY ? combined
+        return new ScopedKey(RESPONSES_BY_SECONDARY, principal(), combined.length() <= ScopedKey.MAX_KEY ? combined
                 : HexFormat.of().formatHex(sha256(combined.getBytes(StandardCharsets.UTF_8))));
     }
 

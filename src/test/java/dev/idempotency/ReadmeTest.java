@@ -97,6 +97,7 @@ class ReadmeTest {
         expected.put("idempotency.manager.policy", "`" + d.managerPolicy() + "`");
         expected.put("idempotency.manager.max-age", "`" + d.managerMaxAge() + "`");
         expected.put("idempotency.manager.max-records", "`" + d.managerMaxRecords() + "`");
+        expected.put("idempotency.manager.scope-by-principal", "`" + d.managerScopeByPrincipal() + "`");
         Map<String, String> rows = configRows();
         rows.remove("idempotency.jpa.*");
         assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);

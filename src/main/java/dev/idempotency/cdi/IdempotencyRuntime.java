@@ -121,7 +121,15 @@ public class IdempotencyRuntime {
 
     /** The caller's name, {@code "anonymous"} when unauthenticated, {@code ""} when keys are not scoped per caller. */
     String principalName() {
-        if (!settings().scopeByPrincipal()) {
+        return principalName(settings().scopeByPrincipal());
+    }
+
+    /**
+     * The caller's name (the CDI {@code Principal}), {@code "anonymous"} when unauthenticated, {@code ""} when not
+     * {@code scoped}.
+     */
+    public String principalName(boolean scoped) {
+        if (!scoped) {
             return "";
         }
         Instance<Principal> principal = this.principal;

@@ -58,6 +58,7 @@ public record GlobalSettings(
         String managerPolicy,
         Duration managerMaxAge,
         int managerMaxRecords,
+        boolean managerScopeByPrincipal,
         Map<String, String> jpaProperties) {
 
     public static final String PREFIX = "idempotency.";
@@ -105,7 +106,8 @@ public record GlobalSettings(
             "idempotency.request-types.default",
             "idempotency.manager.policy",
             "idempotency.manager.max-age",
-            "idempotency.manager.max-records");
+            "idempotency.manager.max-records",
+            "idempotency.manager.scope-by-principal");
 
     /** Response headers a replay carries (SPEC H10), before {@code idempotency.replay-headers}. */
     public static final Set<String> DEFAULT_REPLAY_HEADERS = Set.of("content-type", "content-location", "location",
@@ -185,6 +187,7 @@ public record GlobalSettings(
                 r.get("idempotency.manager.max-age", "PT24H", v -> ConfigValues.duration("idempotency.manager.max-age", v, false)),
                 r.get("idempotency.manager.max-records", "100000",
                         v -> ConfigValues.integer("idempotency.manager.max-records", v, 0, Integer.MAX_VALUE)),
+                r.get("idempotency.manager.scope-by-principal", "true", v -> ConfigValues.bool("idempotency.manager.scope-by-principal", v)),
                 Map.copyOf(jpa));
     }
 

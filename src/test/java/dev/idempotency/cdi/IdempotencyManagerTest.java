@@ -186,6 +186,64 @@ class IdempotencyManagerTest {
         assertThatThrownBy(() -> m.store(k, "charged twice")).isInstanceOf(IdempotencyKeyReusedException.class);
     }
 
+    /** The caller, as the server's security would give it to CDI's built-in {@code Principal} bean. */
+    static final ThreadLocal<String> CALLER = new ThreadLocal<>();
+
+    IdempotencyManager nodeWithCallers(String id, Map<String, String> extra) {
+        Map<String, String> config = new HashMap<>(extra);
+        WeldContainer c = IdempotencyWeld.weld(config, Database.class).containerId(id)
+                .addServices(new org.jboss.weld.security.spi.SecurityServices() {
+                    @Override
+                    public java.security.Principal getPrincipal() {
+                        String name = CALLER.get();
+                        return name == null ? null : () -> name;
+                    }
+
+                    @Override
+                    public void cleanup() {
+                    }
+                })
+                .initialize();
+        containers.add(c);
+        return c.select(IdempotencyManager.class).get();
+    }
+
+    /** SPEC H9 for the programmatic API: one caller's ids never answer another's, unless scoping is switched off. */
+    @Test
+    void managerKeysAreScopedPerCallerLikeTheAnnotations() {
+        IdempotencyManager m = nodeWithCallers("scoped", Map.of());
+        RequestKey k = RequestKey.of("order-1").withSecondaryId("charge");
+        try {
+            CALLER.set("alice");
+            m.store(k, "alice's receipt");
+            assertThat(m.check(RequestKey.of("order-1")).seen()).isFalse();
+            CALLER.set("bob");
+            assertThatThrownBy(() -> m.retrieve(k)).isInstanceOf(IdempotencyResponseNotFoundException.class);
+            assertThat(m.check(RequestKey.of("order-1")).seen()).as("bob's first sight of his own id").isFalse();
+            m.store(k, "bob's receipt");
+            assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("bob's receipt");
+            CALLER.set("alice");
+            assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("alice's receipt");
+            assertThat(m.check(RequestKey.of("order-1")).seen()).isTrue();
+        } finally {
+            CALLER.remove();
+        }
+    }
+
+    @Test
+    void managerKeysAreSharedByEveryCallerWhenScopingIsOff() {
+        IdempotencyManager m = nodeWithCallers("shared", Map.of("idempotency.manager.scope-by-principal", "false"));
+        RequestKey k = RequestKey.of("order-2");
+        try {
+            CALLER.set("alice");
+            m.store(k, "the receipt");
+            CALLER.set("bob");
+            assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("the receipt");
+        } finally {
+            CALLER.remove();
+        }
+    }
+
     @Test
     void m3PrimaryAndSecondaryIdsNeverCollide() {
         IdempotencyManager m = node();
@@ -316,8 +374,8 @@ class IdempotencyManagerTest {
                 now.plus(Duration.ofHours(1))))).isInstanceOf(Claim.Acquired.class);
         CLOCK.advance(Duration.ofMinutes(1));
         m.store(RequestKey.of("young"), "y");
-        ScopedKey young = new ScopedKey("idempotency-manager/responses", "", "young");
-        ScopedKey old0 = new ScopedKey("idempotency-manager/responses", "", "old0");
+        ScopedKey young = new ScopedKey("idempotency-manager/responses", "anonymous", "young");
+        ScopedKey old0 = new ScopedKey("idempotency-manager/responses", "anonymous", "old0");
         RecordCache cache = runtime.recordCacheOrNone();
         assertThat(cache.get(young)).isPresent();
 
