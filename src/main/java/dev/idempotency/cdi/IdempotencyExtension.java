@@ -37,7 +37,15 @@ public class IdempotencyExtension implements Extension {
 
     private final Config explicitConfig;
     private final ConfigErrors errors = new ConfigErrors();
-    private final Map<Method, MethodSettings> settings = new ConcurrentHashMap<>();
+    /**
+     * Keyed by bean class and method: an inherited {@code @Idempotent} method of two bean classes has the
+     * settings of each (its namespace and overrides are per bean class, SPEC C2).
+     */
+    private final Map<BeanMethod, MethodSettings> settings = new ConcurrentHashMap<>();
+
+    /** A method as a member of one bean class. */
+    private record BeanMethod(Class<?> beanClass, Method method) {
+    }
     private final java.util.Set<Method> httpBound = ConcurrentHashMap.newKeySet();
     private Config config;
     private GlobalSettings global;
@@ -85,7 +93,7 @@ public class IdempotencyExtension implements Extension {
                 annotation = classLevel;
             }
             if (annotation != null) {
-                resolver.resolve(beanClass, method, annotation, errors).ifPresent(s -> settings.put(method, s));
+                resolver.resolve(beanClass, method, annotation, errors).ifPresent(s -> settings.put(new BeanMethod(beanClass, method), s));
             }
         }
     }
@@ -115,18 +123,23 @@ public class IdempotencyExtension implements Extension {
         return java.util.List.copyOf(settings.values());
     }
 
-    public MethodSettings settingsFor(Method method) {
-        MethodSettings s = settings.get(method);
-        if (s != null) {
-            return s;
+    public MethodSettings settingsFor(Class<?> targetClass, Method method) {
+        // The target may be a subclass of the bean class (a container's proxy or subclass): its nearest
+        // superclass that was resolved is the bean class.
+        for (Class<?> c = targetClass; c != null && c != Object.class; c = c.getSuperclass()) {
+            MethodSettings s = settings.get(new BeanMethod(c, method));
+            if (s != null) {
+                return s;
+            }
         }
-        return settings.computeIfAbsent(method, m -> {
-            Idempotent annotation = m.getAnnotation(Idempotent.class);
+        // A bean this extension did not see (added by another extension): resolved now, by its declaring class.
+        return settings.computeIfAbsent(new BeanMethod(method.getDeclaringClass(), method), bm -> {
+            Idempotent annotation = method.getAnnotation(Idempotent.class);
             if (annotation == null) {
-                annotation = m.getDeclaringClass().getAnnotation(Idempotent.class);
+                annotation = method.getDeclaringClass().getAnnotation(Idempotent.class);
             }
             ConfigErrors late = new ConfigErrors();
-            MethodSettings resolved = resolver.resolve(m.getDeclaringClass(), m, annotation, late).orElse(null);
+            MethodSettings resolved = resolver.resolve(bm.beanClass(), method, annotation, late).orElse(null);
             late.throwIfAny();
             return resolved;
         });

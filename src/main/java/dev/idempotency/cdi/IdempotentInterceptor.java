@@ -48,7 +48,8 @@ public class IdempotentInterceptor {
 
     @AroundInvoke
     Object around(InvocationContext ctx) throws Exception {
-        MethodSettings m = extension.settingsFor(ctx.getMethod());
+        Object target = ctx.getTarget();
+        MethodSettings m = extension.settingsFor(target == null ? null : target.getClass(), ctx.getMethod());
         if (!m.enabled()) {
             return ctx.proceed();
         }

@@ -35,7 +35,7 @@ public class IdempotencyFeature implements DynamicFeature {
             return;
         }
         IdempotencyExtension extension = CDI.current().select(IdempotencyExtension.class).get();
-        MethodSettings settings = extension.settingsFor(method);
+        MethodSettings settings = extension.settingsFor(resourceClass, method);
         extension.markHttpBound(method);
         if (!settings.enabled()) {
             return;
