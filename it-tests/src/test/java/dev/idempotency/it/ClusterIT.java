@@ -1,98 +1,42 @@
 package dev.idempotency.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.io.BufferedReader;
-import java.io.File;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Two Payara Micro instances of the example, started exactly as the README says ({@code example/node 1},
- * {@code example/node 2}): one JGroups cluster on loopback, one PostgreSQL. 64 racing duplicates spread over
- * both are charged once.
+ * {@code example/node 2}): one JGroups cluster on loopback, one PostgreSQL ({@link ExampleCluster}, shared with
+ * {@link ChaosIT}). 64 racing duplicates spread over both are charged once.
  */
+@ExtendWith(ExampleCluster.Extension.class)
 class ClusterIT {
 
     static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    static final List<Process> NODES = new ArrayList<>();
 
-    @BeforeAll
-    static void startTwoNodes() throws Exception {
-        CountDownLatch clustered = new CountDownLatch(2);
-        for (int n = 1; n <= 2; n++) {
-            ProcessBuilder pb = new ProcessBuilder(new File("../example/node").getAbsolutePath(), String.valueOf(n));
-            pb.redirectErrorStream(true);
-            Process p = pb.start();
-            NODES.add(p);
-            Thread reader = new Thread(() -> {
-                try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                    String line;
-                    while ((line = out.readLine()) != null) {
-                        if (line.contains("with JpaIdempotencyStore and an Infinispan cache (clustered)")) {
-                            clustered.countDown();
-                        }
-                    }
-                } catch (Exception e) {
-                    // the process ended
-                }
-            });
-            reader.setDaemon(true);
-            reader.start();
-        }
-        assertThat(clustered.await(180, TimeUnit.SECONDS)).as("both nodes started clustered").isTrue();
-        for (int port : new int[] {8080, 8081}) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (status(port) != 200) {
-                assertThat(System.nanoTime()).as("node on " + port + " serves").isLessThan(deadline);
-                Thread.sleep(200);
-            }
-        }
+    ExampleCluster cluster;
+
+    @BeforeEach
+    void cluster(ExampleCluster cluster) {
+        this.cluster = cluster;
     }
 
-    @AfterAll
-    static void stopNodes() throws Exception {
-        for (Process p : NODES) {
-            p.destroy();
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-            }
-        }
-    }
-
-    static int status(int port) {
-        try {
-            return CLIENT.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/payments/stats")).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (Exception e) {
-            return -1;
-        }
-    }
-
-    static long stat(int port, String field) throws Exception {
-        String json = CLIENT.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/payments/stats")).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
-        Matcher m = Pattern.compile("\"" + field + "\"\\s*:\\s*(\\d+)").matcher(json);
-        assertThat(m.find()).as(json).isTrue();
-        return Long.parseLong(m.group(1));
+    long stat(int port, String field) throws Exception {
+        return cluster.stat(port - 8079, field);
     }
 
     @Test

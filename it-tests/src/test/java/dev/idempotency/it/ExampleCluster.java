@@ -1,0 +1,320 @@
+package dev.idempotency.it;
+
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The two clustered Payara Micro nodes of the example on PostgreSQL, started as the README says
+ * ({@code example/node 1}, {@code example/node 2}: HTTP on 8080 and 8081, JGroups on 7800 and 7801), once per
+ * test JVM: the first test that asks for it ({@link Extension}) starts them, JUnit's root store keeps them for
+ * the other test classes and stops them when every test has run (SIGTERM, then SIGKILL after a minute).
+ *
+ * <p>The nodes reach PostgreSQL through a {@link StoreProxy} in this JVM ({@code PGPORT} is its port), so that
+ * a test can make the store unreachable; the tests themselves count rows directly ({@link #database()}).
+ * A node can be killed (SIGKILL of its JVM: {@code example/node} {@code exec}s java) and started again; each
+ * start's output goes to {@code target/cluster-logs/node-N-S.log}.
+ */
+final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
+
+    /** The library's start-up line when its cache is clustered. */
+    static final String CLUSTERED = "with JpaIdempotencyStore and an Infinispan cache (clustered)";
+    /** Infinispan's line for a new view, or a merged one: "... (2) [example-node-1, example-node-2]". */
+    static final Pattern VIEW = Pattern.compile("ISPN00009[34]: .*?\\((\\d+)\\) \\[([^\\]]*)\\]");
+    /** Infinispan's line when it builds its own default JGroups stack instead of using the library's. */
+    static final String DEFAULT_STACK = "ISPN000088";
+    static final Duration START_TIMEOUT = Duration.ofSeconds(240);
+    static final Path LOGS = Paths.get("target", "cluster-logs").toAbsolutePath();
+
+    final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+    final StoreProxy proxy;
+    private final Node[] nodes = {new Node(1), new Node(2)};
+    private final String pgHost = env("PGHOST", "127.0.0.1");
+    private final int pgPort = Integer.parseInt(env("PGPORT", "5432"));
+    private final String pgDatabase = env("PGDATABASE", "test");
+    private final String pgUser = env("PGUSER", "postgres");
+    private final String pgPassword = env("PGPASSWORD", "postgres");
+
+    private ExampleCluster() throws IOException {
+        proxy = new StoreProxy(pgHost, pgPort);
+        Files.createDirectories(LOGS);
+    }
+
+    /** Resolves a test's {@code ExampleCluster} parameter: the one of this JVM, both nodes up. */
+    static final class Extension implements ParameterResolver {
+        @Override
+        public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+            return parameter.getParameter().getType() == ExampleCluster.class;
+        }
+
+        @Override
+        public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+            ExampleCluster cluster = context.getRoot().getStore(ExtensionContext.Namespace.create(ExampleCluster.class))
+                    .getOrComputeIfAbsent(ExampleCluster.class, k -> {
+                        try {
+                            return new ExampleCluster();
+                        } catch (IOException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }, ExampleCluster.class);
+            try {
+                cluster.ensureRunning();
+            } catch (Exception e) {
+                throw new IllegalStateException("The example's two nodes did not start: " + e.getMessage(), e);
+            }
+            return cluster;
+        }
+    }
+
+    /** Node 1 or 2. */
+    Node node(int n) {
+        return nodes[n - 1];
+    }
+
+    /**
+     * Both nodes up and clustered, the store reachable: starts whatever is not running (both at once on the
+     * first call), and waits for them.
+     */
+    synchronized void ensureRunning() throws Exception {
+        proxy.restore();
+        for (Node n : nodes) {
+            if (!n.isAlive()) {
+                n.start();
+            }
+        }
+        for (Node n : nodes) {
+            n.awaitReady();
+        }
+        awaitView(2);
+    }
+
+    /** Waits until node 1's latest cluster view has {@code members} members. */
+    void awaitView(int members) throws Exception {
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (true) {
+            int now1 = node(1).viewSize();
+            int now2 = node(2).viewSize();
+            if (now1 == members && now2 == members) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("the cluster views are " + now1 + " and " + now2 + " members, not " + members
+                        + "; see " + LOGS);
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** A JDBC connection straight to PostgreSQL (not through the proxy). */
+    Connection database() throws SQLException {
+        return DriverManager.getConnection("jdbc:postgresql://" + pgHost + ":" + pgPort + "/" + pgDatabase, pgUser, pgPassword);
+    }
+
+    URI uri(int node, String path) {
+        return URI.create("http://127.0.0.1:" + node(node).httpPort + "/" + path);
+    }
+
+    /** {@code POST /api/ops/cache/flush} on one node: the cache is emptied on both. */
+    int flushCache(int node) throws Exception {
+        return http.send(HttpRequest.newBuilder(uri(node, "api/ops/cache/flush")).POST(HttpRequest.BodyPublishers.noBody())
+                .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    /** A field of {@code GET /api/payments/stats} on one node. */
+    long stat(int node, String field) throws Exception {
+        String json = http.send(HttpRequest.newBuilder(uri(node, "api/payments/stats")).timeout(Duration.ofSeconds(30)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        Matcher m = Pattern.compile("\"" + field + "\"\\s*:\\s*(\\d+)").matcher(json);
+        if (!m.find()) {
+            throw new AssertionError("no " + field + " in " + json);
+        }
+        return Long.parseLong(m.group(1));
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (Node n : nodes) {
+            n.stop();
+        }
+        proxy.close();
+    }
+
+    private static String env(String name, String fallback) {
+        String v = System.getenv(name);
+        return v == null || v.isBlank() ? fallback : v;
+    }
+
+    /** One node: its process (the JVM itself) and its log. */
+    final class Node {
+        final int number;
+        final int httpPort;
+        private volatile Process process;
+        private volatile boolean clustered;
+        private volatile boolean defaultStack;
+        private volatile int viewSize;
+        private volatile Path log;
+        private int starts;
+
+        Node(int number) {
+            this.number = number;
+            this.httpPort = 8079 + number;
+        }
+
+        boolean isAlive() {
+            Process p = process;
+            return p != null && p.isAlive();
+        }
+
+        Path log() {
+            return log;
+        }
+
+        int viewSize() {
+            return viewSize;
+        }
+
+        /**
+         * Whether Infinispan logged {@value #DEFAULT_STACK} at this start: it ignored the library's JGroups stack
+         * ({@code idempotency.cache.bind-address}, {@code bind-port}, {@code initial-hosts}) and built its own.
+         */
+        boolean usedInfinispansDefaultStack() {
+            return defaultStack;
+        }
+
+        /** Starts {@code example/node N} with PostgreSQL behind the proxy; returns at once. */
+        synchronized void start() throws IOException {
+            if (isAlive()) {
+                throw new IllegalStateException("node " + number + " is running");
+            }
+            clustered = false;
+            defaultStack = false;
+            viewSize = 0;
+            log = LOGS.resolve("node-" + number + "-" + (++starts) + ".log");
+            ProcessBuilder pb = new ProcessBuilder(Paths.get("..", "example", "node").toAbsolutePath().normalize().toString(),
+                    String.valueOf(number));
+            pb.environment().put("PGHOST", "127.0.0.1");
+            pb.environment().put("PGPORT", String.valueOf(proxy.port()));
+            pb.environment().put("PGDATABASE", pgDatabase);
+            pb.environment().put("PGUSER", pgUser);
+            pb.environment().put("PGPASSWORD", pgPassword);
+            pb.redirectErrorStream(true);
+            Process p = pb.start();
+            process = p;
+            PrintWriter out = new PrintWriter(Files.newBufferedWriter(log, StandardCharsets.UTF_8), true);
+            Thread reader = new Thread(() -> {
+                try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)); out) {
+                    String line;
+                    while ((line = in.readLine()) != null) {
+                        out.println(line);
+                        if (line.contains(CLUSTERED)) {
+                            clustered = true;
+                        }
+                        if (line.contains(DEFAULT_STACK)) {
+                            defaultStack = true;
+                        }
+                        Matcher view = VIEW.matcher(line);
+                        if (view.find()) {
+                            viewSize = Integer.parseInt(view.group(1));
+                        }
+                    }
+                } catch (IOException e) {
+                    // the process ended
+                }
+            }, "node-" + number + "-log");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        /** Waits for the library's "clustered" start-up line and for {@code GET /api/payments/stats} to answer 200. */
+        void awaitReady() throws Exception {
+            long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+            while (!clustered || status() != 200) {
+                if (!isAlive()) {
+                    throw new AssertionError("node " + number + " exited (" + process.exitValue() + ") before it answered; "
+                            + "the tail of " + log + ":\n" + tail());
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("node " + number + " did not answer within " + START_TIMEOUT.toSeconds()
+                            + " s; the tail of " + log + ":\n" + tail());
+                }
+                Thread.sleep(200);
+            }
+        }
+
+        int status() {
+            try {
+                return http.send(HttpRequest.newBuilder(uri(number, "api/payments/stats")).timeout(Duration.ofSeconds(10)).build(),
+                        HttpResponse.BodyHandlers.discarding()).statusCode();
+            } catch (Exception e) {
+                return -1;
+            }
+        }
+
+        /** SIGKILL to the node's JVM (not a wrapper: {@code example/node} execs java); waits until it is gone. */
+        void kill() throws Exception {
+            Process p = process;
+            Optional<String> command = p.info().command();
+            if (command.isPresent() && !command.get().endsWith("java")) {
+                throw new AssertionError("node " + number + "'s process is " + command.get() + ", not the JVM");
+            }
+            List<ProcessHandle> children = p.descendants().toList();
+            p.destroyForcibly();
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                throw new AssertionError("node " + number + " outlived SIGKILL");
+            }
+            for (ProcessHandle child : children) {
+                child.destroyForcibly();
+            }
+        }
+
+        /** SIGTERM; SIGKILL after a minute. */
+        void stop() throws Exception {
+            Process p = process;
+            if (p == null || !p.isAlive()) {
+                return;
+            }
+            p.destroy();
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+
+        /** The exit code of the last process (137 after a SIGKILL), or -1 while it runs. */
+        int exitCode() {
+            Process p = process;
+            return p == null || p.isAlive() ? -1 : p.exitValue();
+        }
+
+        String tail() {
+            try {
+                List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+                return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
+            } catch (IOException e) {
+                return "(no log: " + e + ")";
+            }
+        }
+    }
+}
