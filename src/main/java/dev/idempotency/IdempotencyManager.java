@@ -1,77 +1,25 @@
 package dev.idempotency;
 
-import dev.idempotency.cdi.IdempotencyRuntime;
-import dev.idempotency.core.CompletionSignals;
-import dev.idempotency.core.IdempotencyEngine;
-import dev.idempotency.events.ResponseStored;
-import dev.idempotency.spi.Claim;
-import dev.idempotency.spi.Deletion;
-import dev.idempotency.spi.RecordCache;
-import dev.idempotency.spi.ClaimRequest;
-import dev.idempotency.spi.Completion;
-import dev.idempotency.spi.IdempotencyRecord;
-import dev.idempotency.spi.RecordStatus;
-import dev.idempotency.spi.ScopedKey;
-import dev.idempotency.spi.Ticket;
-
-import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Event;
-import jakarta.inject.Inject;
-import jakarta.json.bind.Jsonb;
-import jakarta.json.bind.JsonbBuilder;
-
-import java.io.BufferedReader;
-import java.io.BufferedWriter;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Base64;
-import java.util.HexFormat;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The programmatic API (SPEC section 5), for flows that are neither a resource method nor one method call: a
- * gateway that sees requests, a checkout of several steps. A CDI bean over the same store and cache as the
- * annotations. Thread-safe; every operation works the same on many nodes as on one.
+ * gateway that sees requests, a checkout of several steps. Inject it: the library provides it as a CDI bean
+ * over the same store and cache as the annotations (its implementation is internal). Thread-safe; every
+ * operation works the same on many nodes as on one.
  */
-@ApplicationScoped
-public class IdempotencyManager {
-
-    static final String SEEN = "idempotency-manager/seen";
-    static final String RESPONSES = "idempotency-manager/responses";
-    /** Responses stored under a primary and a secondary id: a namespace of their own, so no primary id can name one. */
-    static final String RESPONSES_BY_SECONDARY = "idempotency-manager/responses-by-secondary";
-    private static final String SEEN_FINGERPRINT = "seen";
+public interface IdempotencyManager {
 
     /** What {@link #check} found. */
-    public record Check(boolean seen, Optional<Duration> sinceLastSeen, boolean responseStored) {
+    record Check(boolean seen, Optional<Duration> sinceLastSeen, boolean responseStored) {
     }
 
     /** Called once when a response for the request is stored, on any node. */
     @FunctionalInterface
-    public interface ResponseListener {
+    interface ResponseListener {
         void stored(RequestKey key, byte[] response);
-    }
-
-    @Inject
-    IdempotencyRuntime runtime;
-
-    @Inject
-    Event<ResponseStored> events;
-
-    private final Map<String, List<Registration>> listeners = new ConcurrentHashMap<>();
-    private volatile boolean subscribed;
-
-    private record Registration(RequestKey key, ResponseListener listener, java.util.concurrent.atomic.AtomicBoolean called) {
     }
 
     /**
@@ -81,80 +29,18 @@ public class IdempotencyManager {
      *
      * @throws IdempotencyRequestTypeException for an unlisted type when the default is {@code error}
      */
-    public Check check(RequestKey key) {
-        if (!enabled(key)) {
-            return new Check(false, Optional.empty(), false);
-        }
-        IdempotencyEngine engine = runtime.engine();
-        Instant now = engine.clock().instant();
-        ScopedKey seenKey = seenKey(key);
-        IdempotencyRecord known = runtime.recordCacheOrNone().get(seenKey).filter(r -> !r.isExpired(now)).orElse(null);
-        boolean seen;
-        Instant lastSeen;
-        boolean stored;
-        if (known != null) {
-            seen = true;
-            lastSeen = known.lastSeen();
-            stored = flag(known) || responseFlag(key);
-        } else {
-            Claim claim = engine.store().claim(new ClaimRequest(seenKey, SEEN_FINGERPRINT, key.requestType(), engine.nodeId(), now,
-                    now.plus(runtime.settings().lease()), now.plus(runtime.settings().ttl())));
-            if (claim instanceof Claim.Acquired acquired) {
-                engine.store().complete(acquired.ticket(), new Completion(RecordStatus.COMPLETED, new byte[] {0}, now, false));
-                seen = false;
-                lastSeen = null;
-                known = acquired.ticket().finished(RecordStatus.COMPLETED, new byte[] {0}, now);
-            } else {
-                known = ((Claim.Existing) claim).record();
-                seen = true;
-                lastSeen = known.lastSeen();
-            }
-            stored = responseRecord(key).isPresent();
-        }
-        // "Seen now": kept in the (replicated) cache, so that checking a known id runs no SQL.
-        runtime.recordCacheOrNone().put(new IdempotencyRecord(known.scopedKey(), RecordStatus.COMPLETED, known.fingerprint(),
-                new byte[] {(byte) (stored ? 1 : 0)}, known.requestType(), known.attempts(), known.firstSeen(), now, known.completedAt(),
-                known.expiresAt(), null, known.owner(), known.version()));
-        return new Check(seen, lastSeen == null ? Optional.empty() : Optional.of(Duration.between(lastSeen, now)), stored);
-    }
+    Check check(RequestKey key);
 
     /**
      * Stores the response of a request (primary and secondary id). Storing the same bytes again does nothing.
      *
      * @throws IdempotencyKeyReusedException when another response is stored already
      */
-    public void store(RequestKey key, byte[] response) {
-        IdempotencyEngine engine = runtime.engine();
-        Instant now = engine.clock().instant();
-        ScopedKey responseKey = responseKey(key);
-        String fingerprint = HexFormat.of().formatHex(sha256(response));
-        Claim claim = engine.store().claim(new ClaimRequest(responseKey, fingerprint, key.requestType(), engine.nodeId(), now,
-                now.plus(runtime.settings().lease()), now.plus(runtime.settings().ttl())));
-        if (claim instanceof Claim.Existing existing) {
-            if (existing.record().isFinished() && existing.record().fingerprint().equals(fingerprint)) {
-                return;
-            }
-            throw new IdempotencyKeyReusedException("Another response is stored already for the " + responseKey);
-        }
-        Ticket ticket = ((Claim.Acquired) claim).ticket();
-        engine.store().complete(ticket, new Completion(RecordStatus.COMPLETED, response, now, false));
-        IdempotencyRecord stored = ticket.finished(RecordStatus.COMPLETED, response, now);
-        runtime.recordCacheOrNone().put(stored);
-        runtime.signals().signal(responseKey); // waiters here (with no cache, the put above wakes no one)
-        // Detection learns that a response exists.
-        ScopedKey seenKey = seenKey(key);
-        IdempotencyRecord seen = runtime.recordCacheOrNone().get(seenKey).orElse(null);
-        if (seen != null) {
-            runtime.recordCacheOrNone().put(new IdempotencyRecord(seenKey, RecordStatus.COMPLETED, seen.fingerprint(), new byte[] {1},
-                    seen.requestType(), seen.attempts(), seen.firstSeen(), seen.lastSeen(), seen.completedAt(), seen.expiresAt(),
-                    null, seen.owner(), seen.version()));
-        }
-        stored(stored);
-    }
+    void store(RequestKey key, byte[] response);
 
     /** Stores a text response, in UTF-8. */
-    public void store(RequestKey key, String response) {
-        store(key, response.getBytes(StandardCharsets.UTF_8));
+    default void store(RequestKey key, String response) {
+        store(key, response.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
 
     /**
@@ -162,49 +48,19 @@ public class IdempotencyManager {
      *
      * @throws IdempotencyResponseNotFoundException when there is none
      */
-    public byte[] retrieve(RequestKey key) {
-        return responseRecord(key).map(IdempotencyRecord::response).orElseThrow(() ->
-                new IdempotencyResponseNotFoundException("No response is stored for the " + responseKey(key)));
-    }
+    byte[] retrieve(RequestKey key);
 
     /**
      * Waits for a response of the request to be stored, on any node, up to the timeout; empty at the
      * timeout. Woken by the store itself, not by polling.
      */
-    public Optional<byte[]> await(RequestKey key, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        CompletionSignals signals = runtime.signals();
-        while (true) {
-            // The response's own key: its record arriving in the cache wakes this node's waiters, wherever it was stored.
-            try (CompletionSignals.Subscription s = signals.subscribe(responseKey(key))) {
-                Optional<IdempotencyRecord> r = responseRecord(key);
-                if (r.isPresent()) {
-                    return Optional.of(r.get().response());
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return Optional.empty();
-                }
-                s.await(Duration.ofNanos(left));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return Optional.empty();
-            }
-        }
-    }
+    Optional<byte[]> await(RequestKey key, Duration timeout);
 
     /**
      * Calls the listener once, when a response of the request is stored on any node (at once when it is
-     * stored already). The same moment is fired as a {@link ResponseStored} CDI event.
+     * stored already). The same moment is fired as a {@link dev.idempotency.events.ResponseStored} CDI event.
      */
-    public void addListener(RequestKey key, ResponseListener listener) {
-        subscribe();
-        Registration registration = new Registration(key, listener, new java.util.concurrent.atomic.AtomicBoolean());
-        listeners.computeIfAbsent(responseKey(key).id(), k -> new CopyOnWriteArrayList<>()).add(registration);
-        responseRecord(key).ifPresent(r -> call(registration, r.response()));
-    }
-
-    // ------------------------------------------------------------------------------------ M7: transfer
+    void addListener(RequestKey key, ResponseListener listener);
 
     /**
      * Writes every record to a file: JSON Lines, UTF-8, a header line
@@ -213,27 +69,7 @@ public class IdempotencyManager {
      *
      * @throws IdempotencyTransferException when the file cannot be written
      */
-    public int export(Path file) {
-        List<IdempotencyRecord> records = runtime.engine().store().all();
-        try (Jsonb jsonb = JsonbBuilder.create()) {
-            Path dir = file.toAbsolutePath().getParent();
-            Path tmp = Files.createTempFile(dir, file.getFileName().toString(), ".part");
-            try (BufferedWriter out = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-                out.write(jsonb.toJson(new ExportHeader(ExportHeader.FORMAT, ExportHeader.VERSION, records.size())));
-                out.newLine();
-                for (IdempotencyRecord r : records) {
-                    out.write(jsonb.toJson(ExportedRecord.of(r)));
-                    out.newLine();
-                }
-            }
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            return records.size();
-        } catch (IOException e) {
-            throw new IdempotencyTransferException("Could not write the export " + file + ": " + e.getMessage(), e);
-        } catch (Exception e) {
-            throw new IdempotencyTransferException("Could not write the export " + file + ": " + e, e);
-        }
-    }
+    int export(Path file);
 
     /**
      * Reads an export back: every record is read and checked first, then all are written in one
@@ -242,68 +78,22 @@ public class IdempotencyManager {
      *
      * @throws IdempotencyTransferException when the file cannot be imported
      */
-    public int importFrom(Path file) {
-        List<IdempotencyRecord> records = new ArrayList<>();
-        try (Jsonb jsonb = JsonbBuilder.create(); BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            String first = in.readLine();
-            ExportHeader header = first == null ? null : jsonb.fromJson(first, ExportHeader.class);
-            if (header == null || !ExportHeader.FORMAT.equals(header.format) || header.version != ExportHeader.VERSION) {
-                throw new IdempotencyTransferException(file + " is not an idempotency-jakarta export of version " + ExportHeader.VERSION);
-            }
-            String line;
-            int lineNumber = 1;
-            while ((line = in.readLine()) != null) {
-                lineNumber++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                try {
-                    records.add(jsonb.fromJson(line, ExportedRecord.class).toRecord());
-                } catch (RuntimeException e) {
-                    throw new IdempotencyTransferException(file + " is corrupt at line " + lineNumber, e);
-                }
-            }
-            if (records.size() != header.records) {
-                throw new IdempotencyTransferException(file + " is truncated: its header announces " + header.records
-                        + " records, it holds " + records.size());
-            }
-        } catch (IdempotencyTransferException e) {
-            throw e;
-        } catch (IOException e) {
-            throw new IdempotencyTransferException("Could not read " + file + ": " + e.getMessage(), e);
-        } catch (Exception e) {
-            throw new IdempotencyTransferException(file + " is corrupt: " + e.getMessage(), e);
-        }
-        runtime.engine().store().importAll(records);
-        runtime.recordCacheOrNone().clear();
-        return records.size();
-    }
-
-    // ------------------------------------------------------------------------------------ M8: management
+    int importFrom(Path file);
 
     /**
      * Deletes every record (the annotations' too) but the claims of calls running now; returns how many.
      * In batches ({@code idempotency.purge.batch-size} a transaction); only the deleted keys leave the cache.
      */
-    public int clear() {
-        return delete(new Deletion.All());
-    }
+    int clear();
 
     /** Deletes the records first seen longer ago than the age, but running calls' claims; returns how many. */
-    public int clearOlderThan(Duration age) {
-        return delete(new Deletion.FirstSeenBefore(runtime.engine().clock().instant().minus(age)));
-    }
+    int clearOlderThan(Duration age);
 
     /**
      * Deletes the oldest records until at most {@code max} remain (running calls' claims are kept and counted);
      * returns how many it deleted.
      */
-    public int trimTo(int max) {
-        if (max < 0) {
-            throw new IllegalArgumentException("max must be zero or more");
-        }
-        return delete(new Deletion.OldestBeyond(max));
-    }
+    int trimTo(int max);
 
     /**
      * Empties the cache of finished records, on every node when it is clustered; deletes nothing from the store.
@@ -311,180 +101,5 @@ public class IdempotencyManager {
      * key costs a database round trip. For an operator who suspects the cache, and for tests that prove nothing
      * depends on it. (This API's "last seen" times live in the cache: they restart.)
      */
-    public void flushCache() {
-        runtime.recordCacheOrNone().clear();
-    }
-
-    private int delete(Deletion which) {
-        RecordCache cache = runtime.recordCacheOrNone();
-        return runtime.engine().store().delete(which, runtime.engine().clock().instant(), runtime.settings().purgeBatchSize(), cache::remove);
-    }
-
-    // --------------------------------------------------------------------------------------- internals
-
-    private boolean enabled(RequestKey key) {
-        return runtime.settings().requestTypeEnabled(key.requestType());
-    }
-
-    /** Whose keys these are: the caller's (SPEC H9, as the annotations'), unless {@code idempotency.manager.scope-by-principal=false}. */
-    private String principal() {
-        return runtime.principalName(runtime.settings().managerScopeByPrincipal());
-    }
-
-    private ScopedKey seenKey(RequestKey key) {
-        return new ScopedKey(SEEN, principal(), checkId(key.primaryId(), "primary id"));
-    }
-
-    private ScopedKey responseKey(RequestKey key) {
-        String primary = checkId(key.primaryId(), "primary id");
-        if (key.secondaryId() == null) {
-            return new ScopedKey(RESPONSES, principal(), primary);
-        }
-        // Length-prefixed, so that ("a b", "c") and ("a", "b c") are two keys; too long: its SHA-256 (64 hex
-        // digits, no ':', so it cannot equal a length-prefixed id).
-        String secondary = checkId(key.secondaryId(), "secondary id");
-        String combined = primary.length() + ":" + primary + " " + secondary;
-        return new ScopedKey(RESPONSES_BY_SECONDARY, principal(), combined.length() <= ScopedKey.MAX_KEY ? combined
-                : HexFormat.of().formatHex(sha256(combined.getBytes(StandardCharsets.UTF_8))));
-    }
-
-    private static String checkId(String id, String what) {
-        String problem = dev.idempotency.core.KeyRules.problem(id, ScopedKey.MAX_KEY);
-        if (problem != null) {
-            throw new IdempotencyKeyInvalidException("The " + what + " " + problem);
-        }
-        return id;
-    }
-
-    private Optional<IdempotencyRecord> responseRecord(RequestKey key) {
-        ScopedKey responseKey = responseKey(key);
-        Instant now = runtime.engine().clock().instant();
-        Optional<IdempotencyRecord> cached = runtime.recordCacheOrNone().get(responseKey).filter(r -> !r.isExpired(now));
-        if (cached.isPresent()) {
-            return cached;
-        }
-        Optional<IdempotencyRecord> found = runtime.engine().store().find(responseKey)
-                .filter(r -> r.status() == RecordStatus.COMPLETED && !r.isExpired(now));
-        found.ifPresent(runtime.recordCacheOrNone()::putLoaded);
-        return found;
-    }
-
-    private boolean responseFlag(RequestKey key) {
-        return key.secondaryId() != null && runtime.recordCacheOrNone().get(responseKey(key)).isPresent();
-    }
-
-    private static boolean flag(IdempotencyRecord seen) {
-        return seen.response() != null && seen.response().length == 1 && seen.response()[0] == 1;
-    }
-
-    private void subscribe() {
-        if (!subscribed) {
-            synchronized (this) {
-                if (!subscribed) {
-                    runtime.recordCacheOrNone().onPut(r -> {
-                        String namespace = r.scopedKey().namespace();
-                        if (RESPONSES.equals(namespace) || RESPONSES_BY_SECONDARY.equals(namespace)) {
-                            stored(r);
-                        }
-                    });
-                    subscribed = true;
-                }
-            }
-        }
-    }
-
-    /** A response record appeared (stored here, or seen arriving from another node). */
-    private void stored(IdempotencyRecord r) {
-        List<Registration> registered = listeners.get(r.scopedKey().id());
-        if (registered != null) {
-            for (Registration reg : registered) {
-                call(reg, r.response());
-            }
-        }
-    }
-
-    private void call(Registration reg, byte[] response) {
-        if (reg.called().compareAndSet(false, true)) {
-            listeners.computeIfPresent(responseKey(reg.key()).id(), (k, l) -> {
-                l.remove(reg);
-                return l.isEmpty() ? null : l;
-            });
-            reg.listener().stored(reg.key(), response);
-            events.fire(new ResponseStored(RESPONSES, "", reg.key().primaryId(), runtime.engine().clock().instant(),
-                    reg.key().secondaryId(), reg.key().requestType()));
-        }
-    }
-
-    private static byte[] sha256(byte[] bytes) {
-        try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** The export file's first line. */
-    public static class ExportHeader {
-        static final String FORMAT = "idempotency-jakarta-export";
-        static final int VERSION = 1;
-        public String format;
-        public int version;
-        public int records;
-
-        public ExportHeader() {
-        }
-
-        ExportHeader(String format, int version, int records) {
-            this.format = format;
-            this.version = version;
-            this.records = records;
-        }
-    }
-
-    /** One record of an export, as JSON. Times are epoch milliseconds; the response is base64. */
-    public static class ExportedRecord {
-        public String namespace;
-        public String principal;
-        public String key;
-        public String status;
-        public String fingerprint;
-        public String response;
-        public String requestType;
-        public int attempts;
-        public long firstSeen;
-        public long lastSeen;
-        public Long completedAt;
-        public long expiresAt;
-        public Long leaseUntil;
-        public String owner;
-        public long version;
-
-        static ExportedRecord of(IdempotencyRecord r) {
-            ExportedRecord e = new ExportedRecord();
-            e.namespace = r.scopedKey().namespace();
-            e.principal = r.scopedKey().principal();
-            e.key = r.scopedKey().key();
-            e.status = r.status().name();
-            e.fingerprint = r.fingerprint();
-            e.response = r.response() == null ? null : Base64.getEncoder().encodeToString(r.response());
-            e.requestType = r.requestType();
-            e.attempts = r.attempts();
-            e.firstSeen = r.firstSeen().toEpochMilli();
-            e.lastSeen = r.lastSeen().toEpochMilli();
-            e.completedAt = r.completedAt() == null ? null : r.completedAt().toEpochMilli();
-            e.expiresAt = r.expiresAt().toEpochMilli();
-            e.leaseUntil = r.leaseUntil() == null ? null : r.leaseUntil().toEpochMilli();
-            e.owner = r.owner();
-            e.version = r.version();
-            return e;
-        }
-
-        IdempotencyRecord toRecord() {
-            return new IdempotencyRecord(new ScopedKey(namespace, principal, key), RecordStatus.valueOf(status), fingerprint,
-                    response == null ? null : Base64.getDecoder().decode(response), requestType, attempts,
-                    Instant.ofEpochMilli(firstSeen), Instant.ofEpochMilli(lastSeen),
-                    completedAt == null ? null : Instant.ofEpochMilli(completedAt), Instant.ofEpochMilli(expiresAt),
-                    leaseUntil == null ? null : Instant.ofEpochMilli(leaseUntil), owner, version);
-        }
-    }
+    void flushCache();
 }

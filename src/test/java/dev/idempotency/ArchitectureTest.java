@@ -1,5 +1,13 @@
 package dev.idempotency;
 
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -8,27 +16,71 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The engine knows no framework (STYLE: a core that knows no framework). */
+/**
+ * The house's plan, enforced on the compiled classes (ArchUnit): the public API and the SPI import nothing
+ * internal, the SPI knows no CDI, the engine knows no framework, and no two packages import each other in a
+ * circle.
+ */
 class ArchitectureTest {
 
+    /** What users compile against: annotations, exceptions, IdempotencyManager, RequestKey, events, metrics, the SPI. */
+    static final String[] API = {"dev.idempotency", "dev.idempotency.spi", "dev.idempotency.events", "dev.idempotency.metrics"};
+
+    static JavaClasses library;
+
+    @BeforeAll
+    static void importTheLibrary() {
+        library = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .importPackages("dev.idempotency");
+    }
+
     @Test
-    void theCoreImportsNothingFromJakarta() throws IOException {
-        List<String> offenders;
-        try (Stream<Path> files = Files.walk(Path.of("src/main/java/dev/idempotency/core"))) {
-            offenders = files.filter(p -> p.toString().endsWith(".java"))
-                    .filter(p -> {
-                        try {
-                            return Files.readString(p).contains("jakarta.");
-                        } catch (IOException e) {
-                            throw new IllegalStateException(e);
-                        }
-                    })
-                    .map(Path::toString)
-                    .toList();
-        }
-        assertThat(offenders).isEmpty();
+    void theApiAndTheSpiImportNothingInternal() {
+        classes().that().resideInAnyPackage(API)
+                .should().onlyDependOnClassesThat().resideInAnyPackage(
+                        "dev.idempotency", "dev.idempotency.spi", "dev.idempotency.events", "dev.idempotency.metrics",
+                        "java..", "jakarta..")
+                .because("the public API is what users compile against: internals must stay free to move")
+                .check(library);
+    }
+
+    @Test
+    void theSpiKnowsNoCdi() {
+        noClasses().that().resideInAPackage("dev.idempotency.spi")
+                .should().dependOnClassesThat().resideInAnyPackage("jakarta.enterprise..", "jakarta.inject..")
+                .because("a store or a cache of one's own is plain Java")
+                .check(library);
+    }
+
+    @Test
+    void theEngineKnowsNoFramework() {
+        noClasses().that().resideInAPackage("dev.idempotency.core")
+                .should().dependOnClassesThat().resideInAnyPackage("jakarta..", "javax..", "org.infinispan..",
+                        "org.eclipse.microprofile..", "org.hibernate..", "org.eclipse.persistence..",
+                        "dev.idempotency.cdi..", "dev.idempotency.config..", "dev.idempotency.jaxrs..",
+                        "dev.idempotency.jta..", "dev.idempotency.store..", "dev.idempotency.cache..")
+                .because("STYLE: a core that knows no framework, tested in milliseconds")
+                .check(library);
+    }
+
+    @Test
+    void noCirclesBetweenPackages() {
+        slices().assignedFrom(new SliceAssignment() {
+            @Override
+            public SliceIdentifier getIdentifierOf(JavaClass c) {
+                return SliceIdentifier.of(c.getPackageName());
+            }
+
+            @Override
+            public String getDescription() {
+                return "the packages of dev.idempotency";
+            }
+        }).should().beFreeOfCycles().check(library);
     }
 
     @Test

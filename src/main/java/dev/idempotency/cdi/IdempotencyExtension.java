@@ -69,7 +69,7 @@ public class IdempotencyExtension implements Extension {
         bbd.addAnnotatedType(IdempotentInterceptor.class, IdempotentInterceptor.class.getName())
                 .add(new PriorityLiteral(global.interceptorPriority()));
         bbd.addAnnotatedType(IdempotencyRuntime.class, IdempotencyRuntime.class.getName());
-        bbd.addAnnotatedType(dev.idempotency.IdempotencyManager.class, dev.idempotency.IdempotencyManager.class.getName());
+        bbd.addAnnotatedType(IdempotencyManagerBean.class, IdempotencyManagerBean.class.getName());
         if (present("org.eclipse.microprofile.health.HealthCheck")) {
             bbd.addAnnotatedType(IdempotencyReadinessCheck.class, IdempotencyReadinessCheck.class.getName());
         }

@@ -10,7 +10,7 @@ import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.core.StoreClock;
 import dev.idempotency.core.TransactionBridge;
-import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.ForIdempotency;
 import dev.idempotency.spi.IdempotencyStore;
 import dev.idempotency.spi.RecordCache;
 import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;

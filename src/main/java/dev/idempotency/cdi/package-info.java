@@ -1,2 +1,2 @@
-/** Internal: the CDI portable extension, the interceptor and the runtime bean. Not API. */
+/** Internal: the CDI portable extension, the interceptor, the runtime bean and the {@code IdempotencyManager} bean. Not API. */
 package dev.idempotency.cdi;

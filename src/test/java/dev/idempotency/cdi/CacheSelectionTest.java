@@ -3,7 +3,7 @@ package dev.idempotency.cdi;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyKey;
 import dev.idempotency.cache.CacheManagers;
-import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.ForIdempotency;
 import dev.idempotency.testing.IdempotencyWeld;
 
 import jakarta.enterprise.context.ApplicationScoped;

@@ -2,7 +2,7 @@ package dev.idempotency.cdi;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyKey;
-import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.ForIdempotency;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.testing.FakeClock;

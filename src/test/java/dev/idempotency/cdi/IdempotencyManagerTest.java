@@ -10,7 +10,7 @@ import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.events.ResponseStored;
 import dev.idempotency.spi.Claim;
 import dev.idempotency.spi.ClaimRequest;
-import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.ForIdempotency;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.ManagementPolicy;
 import dev.idempotency.spi.RecordCache;

@@ -4,7 +4,7 @@ import com.arjuna.ats.jta.cdi.TransactionExtension;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyKey;
-import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.ForIdempotency;
 import dev.idempotency.testing.IdempotencyWeld;
 import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;

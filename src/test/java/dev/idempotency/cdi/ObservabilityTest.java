@@ -17,7 +17,7 @@ import dev.idempotency.events.TakenOver;
 import dev.idempotency.metrics.IdempotencyMetrics;
 import dev.idempotency.metrics.IdempotencyMetrics.Counter;
 import dev.idempotency.metrics.IdempotencyMetrics.Timer;
-import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.ForIdempotency;
 import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.testing.FakeClock;
 import dev.idempotency.testing.IdempotencyWeld;

@@ -1,6 +1,6 @@
 package dev.idempotency.http;
 
-import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.ForIdempotency;
 import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;
 

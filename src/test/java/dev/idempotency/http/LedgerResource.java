@@ -1,7 +1,7 @@
 package dev.idempotency.http;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.spi.ForIdempotency;
+import dev.idempotency.ForIdempotency;
 
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;

@@ -1,4 +1,4 @@
-package dev.idempotency.spi;
+package dev.idempotency;
 
 import jakarta.inject.Qualifier;
 
