@@ -4,6 +4,7 @@ import org.infinispan.Cache;
 import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
+import org.infinispan.configuration.parsing.ConfigurationBuilderHolder;
 import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
@@ -61,12 +62,17 @@ public final class CacheManagers {
                 JChannel channel = stackFile == null
                         ? new JChannel(tcpStack(bindAddress, bindPort, initialHosts))
                         : new JChannel(stackFile);
+                channel.name(nodeName);
                 global.transport().transport(new JGroupsTransport(channel));
             } catch (Exception e) {
                 throw new IllegalStateException("Could not build the JGroups channel: " + e.getMessage(), e);
             }
         }
-        DefaultCacheManager manager = new DefaultCacheManager(global.build(), false);
+        // Through a holder: DefaultCacheManager(GlobalConfiguration, ...) reads the configuration again and replaces
+        // the transport with a new instance of its class, dropping the channel built above (Infinispan then ran its
+        // default UDP stack, on the host's address and a multicast group, whatever was configured here).
+        DefaultCacheManager manager = new DefaultCacheManager(
+                new ConfigurationBuilderHolder(CacheManagers.class.getClassLoader(), global), false);
         defineCache(manager, maxEntries);
         manager.start();
         return manager;
