@@ -7,6 +7,8 @@ import dev.idempotency.IdempotencyResponseNotFoundException;
 import dev.idempotency.IdempotencyTransferException;
 import dev.idempotency.RequestKey;
 import dev.idempotency.core.CompletionSignals;
+import dev.idempotency.core.Fingerprint;
+import dev.idempotency.core.KeyRules;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.events.ResponseStored;
 import dev.idempotency.spi.Claim;
@@ -36,7 +38,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -111,7 +112,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         IdempotencyEngine engine = runtime.engine();
         Instant now = engine.clock().instant();
         ScopedKey responseKey = responseKey(key);
-        String fingerprint = HexFormat.of().formatHex(sha256(response));
+        String fingerprint = Fingerprint.sha256Hex(response);
         Claim claim = engine.store().claim(new ClaimRequest(responseKey, fingerprint, key.requestType(), engine.nodeId(), now,
                 now.plus(runtime.settings().lease()), now.plus(runtime.settings().ttl())));
         if (claim instanceof Claim.Existing existing) {
@@ -291,12 +292,14 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         String secondary = checkId(key.secondaryId(), "secondary id");
         String combined = primary.length() + ":" + primary + " " + secondary;
         return new ScopedKey(RESPONSES_BY_SECONDARY, principal(), combined.length() <= ScopedKey.MAX_KEY ? combined
-                : HexFormat.of().formatHex(sha256(combined.getBytes(StandardCharsets.UTF_8))));
+                : Fingerprint.sha256Hex(combined.getBytes(StandardCharsets.UTF_8)));
     }
 
-    private static String checkId(String id, String what) {
-        String problem = dev.idempotency.core.KeyRules.problem(id, ScopedKey.MAX_KEY);
+    /** SPEC H3 as for every door: {@code idempotency.max-key-length}, printable ASCII; a bad id is counted. */
+    private String checkId(String id, String what) {
+        String problem = KeyRules.problem(id, runtime.settings().maxKeyLength());
         if (problem != null) {
+            runtime.engine().observer().keyRejected(RESPONSES, false);
             throw new IdempotencyKeyInvalidException("The " + what + " " + problem);
         }
         return id;
@@ -358,14 +361,6 @@ public class IdempotencyManagerBean implements IdempotencyManager {
             reg.listener().stored(reg.key(), response);
             events.fire(new ResponseStored(RESPONSES, "", reg.key().primaryId(), runtime.engine().clock().instant(),
                     reg.key().secondaryId(), reg.key().requestType()));
-        }
-    }
-
-    private static byte[] sha256(byte[] bytes) {
-        try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 

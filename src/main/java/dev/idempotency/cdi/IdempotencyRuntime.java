@@ -132,19 +132,20 @@ public class IdempotencyRuntime {
         if (!scoped) {
             return "";
         }
+        String name = null;
         Instance<Principal> principal = this.principal;
         if (principal != null) {
             try {
-                Principal p = principal.get();
-                if (p != null && p.getName() != null && !p.getName().isEmpty()) {
-                    return dev.idempotency.spi.ScopedKey.principal(p.getName());
-                }
+                Principal p = principal.get(); // the container's proxy: asking its name may fail outside a request
+                name = p == null ? null : p.getName();
             } catch (RuntimeException e) {
                 LOG.log(Level.FINE, "No principal available", e);
             }
         }
-        return "anonymous";
+        String caller = name;
+        return dev.idempotency.spi.ScopedKey.principalOf(caller == null ? null : () -> caller, true);
     }
+
 
     /** The management policy of each purge run: the application's bean, else idempotency.manager.policy. */
     private void applyPolicy() {

@@ -29,6 +29,13 @@ public final class Fingerprint {
         sha.reset();
     }
 
+    /** The SHA-256 of the bytes, as 64 lower-case hex characters (not a fingerprint of parts: no length prefix). */
+    public static String sha256Hex(byte[] bytes) {
+        MessageDigest sha = SHA_256.get();
+        sha.reset();
+        return HexFormat.of().formatHex(sha.digest(bytes));
+    }
+
     public static Fingerprint start() {
         return new Fingerprint();
     }

@@ -29,7 +29,6 @@ import jakarta.ws.rs.ext.WriterInterceptorContext;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.security.Principal;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -131,11 +130,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     }
 
     private static String principal(SecurityContext security, GlobalSettings global) {
-        if (!global.scopeByPrincipal()) {
-            return "";
-        }
-        Principal p = security == null ? null : security.getUserPrincipal();
-        return p == null || p.getName() == null || p.getName().isEmpty() ? "anonymous" : ScopedKey.principal(p.getName());
+        return ScopedKey.principalOf(security == null ? null : security.getUserPrincipal(), global.scopeByPrincipal());
     }
 
     /** The draft sends the key as a structured-field string, {@code "abc"}; a bare token is accepted too. */

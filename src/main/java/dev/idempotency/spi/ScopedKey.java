@@ -41,6 +41,22 @@ public record ScopedKey(String namespace, String principal, String key) {
         return name.substring(0, MAX_PRINCIPAL - hash.length() - 1) + "~" + hash;
     }
 
+    /** The principal part of a caller's keys when nobody is authenticated. */
+    public static final String ANONYMOUS = "anonymous";
+
+    /**
+     * The principal part of a caller's keys (SPEC H9), the one rule for every door: {@code ""} when keys are not
+     * scoped per caller, {@value #ANONYMOUS} when there is no authenticated caller (no principal, or one without
+     * a name), else {@link #principal(String) its name as stored}.
+     */
+    public static String principalOf(java.security.Principal caller, boolean scopedPerCaller) {
+        if (!scopedPerCaller) {
+            return "";
+        }
+        String name = caller == null ? null : caller.getName();
+        return name == null || name.isEmpty() ? ANONYMOUS : principal(name);
+    }
+
     /** The record id: SHA-256 over the three parts, each length-prefixed, as lower-case hex. */
     public String id() {
         MessageDigest sha = sha256();

@@ -244,6 +244,20 @@ class IdempotencyManagerTest {
         }
     }
 
+    /** SPEC H3 for the programmatic API too: the configured length, and a malformed id is counted like the doors'. */
+    @Test
+    void idsFollowTheConfiguredKeyRulesAndBadOnesAreCounted() {
+        IdempotencyManager m = node("short-keys", Map.of("idempotency.max-key-length", "10"));
+        var metrics = containers.get(0).select(dev.idempotency.metrics.IdempotencyMetrics.class).get();
+        m.store(RequestKey.of("0123456789"), "ten characters");
+        assertThatThrownBy(() -> m.store(RequestKey.of("0123456789a"), "eleven"))
+                .isInstanceOf(dev.idempotency.IdempotencyKeyInvalidException.class).hasMessageContaining("at most 10");
+        assertThatThrownBy(() -> m.check(RequestKey.of("tab\there")))
+                .isInstanceOf(dev.idempotency.IdempotencyKeyInvalidException.class);
+        assertThat(metrics.snapshot(IdempotencyManagerBean.RESPONSES).count(dev.idempotency.metrics.IdempotencyMetrics.Counter.KEYS_MALFORMED))
+                .isEqualTo(2);
+    }
+
     @Test
     void m3PrimaryAndSecondaryIdsNeverCollide() {
         IdempotencyManager m = node();
