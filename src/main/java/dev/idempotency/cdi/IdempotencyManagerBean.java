@@ -19,6 +19,7 @@ import dev.idempotency.spi.Completion;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.StoreManagement;
 import dev.idempotency.spi.Ticket;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -178,7 +179,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public int export(Path file) {
-        List<IdempotencyRecord> records = runtime.engine().store().all();
+        List<IdempotencyRecord> records = management("export its records").all();
         try (Jsonb jsonb = JsonbBuilder.create()) {
             Path dir = file.toAbsolutePath().getParent();
             Path tmp = Files.createTempFile(dir, file.getFileName().toString(), ".part");
@@ -232,7 +233,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         } catch (Exception e) {
             throw new IdempotencyTransferException(file + " is corrupt: " + e.getMessage(), e);
         }
-        runtime.engine().store().importAll(records);
+        management("import records").importAll(records);
         runtime.recordCacheOrNone().clear();
         return records.size();
     }
@@ -264,7 +265,17 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     private int delete(Deletion which) {
         RecordCache cache = runtime.recordCacheOrNone();
-        return runtime.engine().store().delete(which, runtime.engine().clock().instant(), runtime.settings().purgeBatchSize(), cache::remove);
+        return management("delete records").delete(which, runtime.engine().clock().instant(), runtime.settings().purgeBatchSize(), cache::remove);
+    }
+
+    /** The store's management capability, or a clear refusal naming the store. */
+    private StoreManagement management(String what) {
+        var store = runtime.engine().store();
+        if (store instanceof StoreManagement management) {
+            return management;
+        }
+        throw new UnsupportedOperationException(store.getClass().getName() + " cannot " + what
+                + ": it does not implement dev.idempotency.spi.StoreManagement");
     }
 
     // --------------------------------------------------------------------------------------- internals

@@ -12,6 +12,9 @@ import java.util.Optional;
  *
  * <p>Every method is thread-safe and atomic per key, across every node that shares the store. Failures
  * are {@link IdempotencyStoreException}. Stores judge existing records with {@link ClaimRules}.
+ *
+ * <p>Optional capabilities are interfaces of their own: {@link AtomicClaims} (claims inside the caller's
+ * transaction) and {@link StoreManagement} (export, import and deletions for {@code IdempotencyManager}).
  */
 public interface IdempotencyStore {
 
@@ -66,25 +69,4 @@ public interface IdempotencyStore {
      * oldest first, and returns how many it deleted.
      */
     int purgeExpired(Instant now, int max);
-
-    /** Every record, oldest first (for export). Stores that cannot list records throw {@link UnsupportedOperationException}. */
-    default java.util.List<IdempotencyRecord> all() {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot list its records");
-    }
-
-    /** Writes these records, replacing any with the same scoped key, in one transaction: all or nothing. */
-    default void importAll(java.util.List<IdempotencyRecord> records) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot import records");
-    }
-
-    /**
-     * Deletes the records the deletion selects, oldest first, in batches of at most {@code batchSize} (one
-     * transaction each; never a list of every record in memory), skipping claims whose lease is alive at
-     * {@code now}; each row is judged again as it is deleted, so a row claimed or taken over in between is
-     * kept. Calls {@code deleted} with the key of every record it deleted, and only those (the caller evicts
-     * them from the cache). Returns how many it deleted.
-     */
-    default int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot delete records");
-    }
 }

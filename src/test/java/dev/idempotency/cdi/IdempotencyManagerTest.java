@@ -493,7 +493,7 @@ class IdempotencyManagerTest {
     }
 
     List<IdempotencyRecord> records() {
-        return containers.get(0).select(IdempotencyRuntime.class).get().engine().store().all();
+        return ((dev.idempotency.spi.StoreManagement) containers.get(0).select(IdempotencyRuntime.class).get().engine().store()).all();
     }
 
     List<String> keys() {

@@ -88,6 +88,12 @@ class StoreSelectionTest {
             g.greet("k", "ada");
             assertThat(c.select(CountingStore.class).get().claims()).as("the duplicate is answered by the cache in front").isEqualTo(1);
             assertThat(c.select(IdempotencyRuntime.class).get().engine().store()).isInstanceOf(CountingStore.class);
+            // Management is an optional capability (StoreManagement): without it, a clear refusal naming the store.
+            dev.idempotency.IdempotencyManager manager = c.select(dev.idempotency.IdempotencyManager.class).get();
+            manager.store(dev.idempotency.RequestKey.of("r"), "stored");
+            assertThat(new String(manager.retrieve(dev.idempotency.RequestKey.of("r")), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("stored");
+            org.assertj.core.api.Assertions.assertThatThrownBy(manager::clear).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining(CountingStore.class.getName()).hasMessageContaining("StoreManagement");
         }
     }
 

@@ -12,6 +12,7 @@ import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.IdempotencyStore;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.StoreManagement;
 import dev.idempotency.spi.Ticket;
 
 import jakarta.persistence.EntityManager;
@@ -43,7 +44,7 @@ import java.util.logging.Logger;
  *     {@code IN_PROGRESS} with no owner).</li>
  * </ul>
  */
-public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims {
+public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims, StoreManagement {
 
     private static final Logger LOG = Logger.getLogger(JpaIdempotencyStore.class.getName());
     private static final int CLAIM_ATTEMPTS = 3;

@@ -10,6 +10,7 @@ import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.IdempotencyStore;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.StoreManagement;
 import dev.idempotency.spi.Ticket;
 
 import java.time.Instant;
@@ -23,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * can forget its records on restart. Atomic per key. Completions never join a transaction; a rolled back
  * one is released by the engine afterwards.
  */
-public final class InMemoryIdempotencyStore implements IdempotencyStore {
+public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreManagement {
 
     private final ConcurrentHashMap<ScopedKey, IdempotencyRecord> records = new ConcurrentHashMap<>();
 

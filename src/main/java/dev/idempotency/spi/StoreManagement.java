@@ -1,0 +1,29 @@
+package dev.idempotency.spi;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * What {@code IdempotencyManager}'s export, import and deletions ({@code clear}, {@code clearOlderThan},
+ * {@code trimTo}, the management policies) need of an {@link IdempotencyStore}: an optional capability. A store
+ * without it serves every annotation and the manager's detection, storage and waiting; those management calls
+ * then fail with {@link UnsupportedOperationException}, naming the store.
+ */
+public interface StoreManagement {
+
+    /** Every record, oldest first (for export). */
+    List<IdempotencyRecord> all();
+
+    /** Writes these records, replacing any with the same scoped key, in one transaction: all or nothing. */
+    void importAll(List<IdempotencyRecord> records);
+
+    /**
+     * Deletes the records the deletion selects, oldest first, in batches of at most {@code batchSize} (one
+     * transaction each; never a list of every record in memory), skipping claims whose lease is alive at
+     * {@code now}; each row is judged again as it is deleted, so a row claimed or taken over in between is
+     * kept. Calls {@code deleted} with the key of every record it deleted, and only those (the caller evicts
+     * them from the cache). Returns how many it deleted.
+     */
+    int delete(Deletion which, Instant now, int batchSize, Consumer<ScopedKey> deleted);
+}
