@@ -78,8 +78,9 @@ final class RecordBytes {
             }
             byte[] response = new byte[n];
             in.get(response);
-            return new IdempotencyRecord(key, status, fingerprint, response, requestType, attempts, firstSeen, lastSeen,
-                    completedAt, expiresAt, null, null, version);
+            return IdempotencyRecord.of(key).status(status).fingerprint(fingerprint).response(response)
+                    .requestType(requestType).attempts(attempts).firstSeen(firstSeen).lastSeen(lastSeen)
+                    .completedAt(completedAt).expiresAt(expiresAt).version(version).build();
         } catch (RuntimeException e) {
             return null; // not ours, or cut short: ask the store
         }

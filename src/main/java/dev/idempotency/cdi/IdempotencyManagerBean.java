@@ -102,9 +102,8 @@ public class IdempotencyManagerBean implements IdempotencyManager {
             stored = responseRecord(key).isPresent();
         }
         // "Seen now": kept in the (replicated) cache, so that checking a known id runs no SQL.
-        runtime.recordCacheOrNone().put(new IdempotencyRecord(known.scopedKey(), RecordStatus.COMPLETED, known.fingerprint(),
-                new byte[] {(byte) (stored ? 1 : 0)}, known.requestType(), known.attempts(), known.firstSeen(), now, known.completedAt(),
-                known.expiresAt(), null, known.owner(), known.version()));
+        runtime.recordCacheOrNone().put(known.toBuilder().status(RecordStatus.COMPLETED).response(new byte[] {(byte) (stored ? 1 : 0)})
+                .lastSeen(now).leaseUntil(null).build());
         return new Check(seen, lastSeen == null ? Optional.empty() : Optional.of(Duration.between(lastSeen, now)), stored);
     }
 
@@ -131,9 +130,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         ScopedKey seenKey = seenKey(key);
         IdempotencyRecord seen = runtime.recordCacheOrNone().get(seenKey).orElse(null);
         if (seen != null) {
-            runtime.recordCacheOrNone().put(new IdempotencyRecord(seenKey, RecordStatus.COMPLETED, seen.fingerprint(), new byte[] {1},
-                    seen.requestType(), seen.attempts(), seen.firstSeen(), seen.lastSeen(), seen.completedAt(), seen.expiresAt(),
-                    null, seen.owner(), seen.version()));
+            runtime.recordCacheOrNone().put(seen.toBuilder().status(RecordStatus.COMPLETED).response(new byte[] {1}).leaseUntil(null).build());
         }
         stored(stored);
     }
@@ -432,11 +429,12 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         }
 
         IdempotencyRecord toRecord() {
-            return new IdempotencyRecord(new ScopedKey(namespace, principal, key), RecordStatus.valueOf(status), fingerprint,
-                    response == null ? null : Base64.getDecoder().decode(response), requestType, attempts,
-                    Instant.ofEpochMilli(firstSeen), Instant.ofEpochMilli(lastSeen),
-                    completedAt == null ? null : Instant.ofEpochMilli(completedAt), Instant.ofEpochMilli(expiresAt),
-                    leaseUntil == null ? null : Instant.ofEpochMilli(leaseUntil), owner, version);
+            return IdempotencyRecord.of(new ScopedKey(namespace, principal, key)).status(RecordStatus.valueOf(status))
+                    .fingerprint(fingerprint).response(response == null ? null : Base64.getDecoder().decode(response))
+                    .requestType(requestType).attempts(attempts).firstSeen(Instant.ofEpochMilli(firstSeen))
+                    .lastSeen(Instant.ofEpochMilli(lastSeen)).completedAt(completedAt == null ? null : Instant.ofEpochMilli(completedAt))
+                    .expiresAt(Instant.ofEpochMilli(expiresAt)).leaseUntil(leaseUntil == null ? null : Instant.ofEpochMilli(leaseUntil))
+                    .owner(owner).version(version).build();
         }
     }
 }

@@ -33,20 +33,18 @@ public final class ClaimRules {
     public static IdempotencyRecord claimed(IdempotencyRecord existing, ClaimRequest request, Verdict verdict) {
         boolean takeOver = verdict == Verdict.TAKE_OVER;
         boolean keepHistory = existing != null && (takeOver || !existing.isExpired(request.now()));
-        return new IdempotencyRecord(
-                request.scopedKey(),
-                RecordStatus.IN_PROGRESS,
-                request.fingerprint(),
-                null,
-                request.requestType(),
-                keepHistory ? existing.attempts() + 1 : 1,
-                keepHistory ? existing.firstSeen() : request.now(),
-                request.now(),
-                null,
-                takeOver ? existing.expiresAt() : request.expiresAt(),
-                request.leaseUntil(),
-                request.owner(),
-                existing == null ? 1 : existing.version() + 1);
+        return IdempotencyRecord.of(request.scopedKey())
+                .status(RecordStatus.IN_PROGRESS)
+                .fingerprint(request.fingerprint())
+                .requestType(request.requestType())
+                .attempts(keepHistory ? existing.attempts() + 1 : 1)
+                .firstSeen(keepHistory ? existing.firstSeen() : request.now())
+                .lastSeen(request.now())
+                .expiresAt(takeOver ? existing.expiresAt() : request.expiresAt())
+                .leaseUntil(request.leaseUntil())
+                .owner(request.owner())
+                .version(existing == null ? 1 : existing.version() + 1)
+                .build();
     }
 
     /** The ticket for a record just claimed. */

@@ -67,6 +67,115 @@ public record IdempotencyRecord(
         return status == RecordStatus.IN_PROGRESS && ticket.owner().equals(owner) && version == ticket.version();
     }
 
+    /** A record of this key, built by name; {@code build()} checks what every record needs. */
+    public static Builder of(ScopedKey scopedKey) {
+        return new Builder(scopedKey);
+    }
+
+    /** This record with some fields changed: {@code r.toBuilder().leaseUntil(t).build()}. */
+    public Builder toBuilder() {
+        return new Builder(scopedKey).status(status).fingerprint(fingerprint).response(response).requestType(requestType)
+                .attempts(attempts).firstSeen(firstSeen).lastSeen(lastSeen).completedAt(completedAt).expiresAt(expiresAt)
+                .leaseUntil(leaseUntil).owner(owner).version(version);
+    }
+
+    /** The record as it is once its claim finished: the outcome stored, the lease gone, owner and version kept. */
+    public IdempotencyRecord finished(RecordStatus outcome, byte[] stored, Instant at) {
+        return toBuilder().status(outcome).response(stored).lastSeen(at).completedAt(at).leaseUntil(null).build();
+    }
+
+    /** The record as it is once released: in progress with no owner (the key is free), no response. */
+    public IdempotencyRecord released(Instant at) {
+        return toBuilder().status(RecordStatus.IN_PROGRESS).response(null).lastSeen(at).completedAt(null)
+                .leaseUntil(at).owner(null).build();
+    }
+
+    /** Builds records by name, not by position. Not thread-safe. */
+    public static final class Builder {
+        private final ScopedKey scopedKey;
+        private RecordStatus status;
+        private String fingerprint;
+        private byte[] response;
+        private String requestType;
+        private int attempts;
+        private Instant firstSeen;
+        private Instant lastSeen;
+        private Instant completedAt;
+        private Instant expiresAt;
+        private Instant leaseUntil;
+        private String owner;
+        private long version;
+
+        private Builder(ScopedKey scopedKey) {
+            this.scopedKey = scopedKey;
+        }
+
+        public Builder status(RecordStatus status) {
+            this.status = status;
+            return this;
+        }
+
+        public Builder fingerprint(String fingerprint) {
+            this.fingerprint = fingerprint;
+            return this;
+        }
+
+        public Builder response(byte[] response) {
+            this.response = response;
+            return this;
+        }
+
+        public Builder requestType(String requestType) {
+            this.requestType = requestType;
+            return this;
+        }
+
+        public Builder attempts(int attempts) {
+            this.attempts = attempts;
+            return this;
+        }
+
+        public Builder firstSeen(Instant firstSeen) {
+            this.firstSeen = firstSeen;
+            return this;
+        }
+
+        public Builder lastSeen(Instant lastSeen) {
+            this.lastSeen = lastSeen;
+            return this;
+        }
+
+        public Builder completedAt(Instant completedAt) {
+            this.completedAt = completedAt;
+            return this;
+        }
+
+        public Builder expiresAt(Instant expiresAt) {
+            this.expiresAt = expiresAt;
+            return this;
+        }
+
+        public Builder leaseUntil(Instant leaseUntil) {
+            this.leaseUntil = leaseUntil;
+            return this;
+        }
+
+        public Builder owner(String owner) {
+            this.owner = owner;
+            return this;
+        }
+
+        public Builder version(long version) {
+            this.version = version;
+            return this;
+        }
+
+        public IdempotencyRecord build() {
+            return new IdempotencyRecord(scopedKey, status, fingerprint, response, requestType, attempts, firstSeen,
+                    lastSeen, completedAt, expiresAt, leaseUntil, owner, version);
+        }
+    }
+
     @Override
     public String toString() {
         return "IdempotencyRecord[" + scopedKey + ", " + status + ", version " + version + "]";

@@ -22,7 +22,8 @@ public record Ticket(ScopedKey scopedKey, String owner, long version, Instant le
 
     /** The record as it is once this claim finished with the given outcome. */
     public IdempotencyRecord finished(RecordStatus status, byte[] response, Instant now) {
-        return new IdempotencyRecord(scopedKey, status, fingerprint, response, requestType, attempts, firstSeen, now, now,
-                expiresAt, null, owner, version);
+        return IdempotencyRecord.of(scopedKey).status(status).fingerprint(fingerprint).response(response)
+                .requestType(requestType).attempts(attempts).firstSeen(firstSeen).lastSeen(now).completedAt(now)
+                .expiresAt(expiresAt).owner(owner).version(version).build();
     }
 }

@@ -106,9 +106,11 @@ public class IdempotencyRecordEntity {
     }
 
     IdempotencyRecord toRecord() {
-        return new IdempotencyRecord(new ScopedKey(namespace, principal, key), status, fingerprint, response,
-                requestType, attempts, Instant.ofEpochMilli(firstSeen), Instant.ofEpochMilli(lastSeen),
-                instant(completedAt), Instant.ofEpochMilli(expiresAt), instant(leaseUntil), owner, version);
+        return IdempotencyRecord.of(new ScopedKey(namespace, principal, key)).status(status).fingerprint(fingerprint)
+                .response(response).requestType(requestType).attempts(attempts).firstSeen(Instant.ofEpochMilli(firstSeen))
+                .lastSeen(Instant.ofEpochMilli(lastSeen)).completedAt(instant(completedAt))
+                .expiresAt(Instant.ofEpochMilli(expiresAt)).leaseUntil(instant(leaseUntil)).owner(owner).version(version)
+                .build();
     }
 
     private static Long millis(Instant i) {

@@ -455,8 +455,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
                 if (r.status() != RecordStatus.IN_PROGRESS || !ticket.owner().equals(r.owner()) || r.version() != ticket.version()) {
                     return false;
                 }
-                entity.assign(new IdempotencyRecord(r.scopedKey(), RecordStatus.IN_PROGRESS, r.fingerprint(), null,
-                        r.requestType(), r.attempts(), r.firstSeen(), now, null, r.expiresAt(), now, null, r.version()));
+                entity.assign(r.released(now));
                 return true;
             });
         } catch (RuntimeException e) {

@@ -52,9 +52,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
                 return r;
             }
             done[0] = true;
-            return new IdempotencyRecord(r.scopedKey(), completion.status(), r.fingerprint(),
-                    completion.response(), r.requestType(), r.attempts(), r.firstSeen(), completion.now(),
-                    completion.now(), r.expiresAt(), null, r.owner(), r.version());
+            return r.finished(completion.status(), completion.response(), completion.now());
         });
         if (!done[0]) {
             throw new IdempotencyLeaseLostException("The claim on the " + ticket.scopedKey()
@@ -72,8 +70,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
                 return r;
             }
             done[0] = true;
-            return new IdempotencyRecord(r.scopedKey(), RecordStatus.IN_PROGRESS, r.fingerprint(), null,
-                    r.requestType(), r.attempts(), r.firstSeen(), now, null, r.expiresAt(), now, null, r.version());
+            return r.released(now);
         });
         return done[0];
     }
@@ -86,8 +83,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
                 return r;
             }
             done[0] = true;
-            return new IdempotencyRecord(r.scopedKey(), r.status(), r.fingerprint(), r.response(), r.requestType(),
-                    r.attempts(), r.firstSeen(), r.lastSeen(), r.completedAt(), r.expiresAt(), leaseUntil, r.owner(), r.version());
+            return r.toBuilder().leaseUntil(leaseUntil).build();
         });
         return done[0];
     }
