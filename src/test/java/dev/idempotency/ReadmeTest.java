@@ -1,6 +1,7 @@
 package dev.idempotency;
 
 import dev.idempotency.config.ConfigErrors;
+import dev.idempotency.config.ConfigKey;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.testing.IdempotencyWeld;
 
@@ -57,50 +58,28 @@ class ReadmeTest {
 
     @Test
     void theConfigurationTableStatesTheDefaults() {
-        GlobalSettings d = GlobalSettings.read(IdempotencyWeld.config(Map.of()), new ConfigErrors());
         Map<String, String> expected = new LinkedHashMap<>();
-        expected.put("idempotency.ttl", "`" + d.ttl() + "`");
-        expected.put("idempotency.lease", "`" + d.lease() + "`");
-        expected.put("idempotency.lease-renewal-limit", "`" + d.leaseRenewalLimit() + "`");
-        expected.put("idempotency.on-concurrent", "`" + d.onConcurrent().name().toLowerCase() + "`");
-        expected.put("idempotency.wait-timeout", "`" + d.waitTimeout() + "`");
-        expected.put("idempotency.required", "`" + d.required() + "`");
-        expected.put("idempotency.scope-by-principal", "`" + d.scopeByPrincipal() + "`");
-        expected.put("idempotency.max-key-length", "`" + d.maxKeyLength() + "`");
-        expected.put("idempotency.store", "`" + d.store() + "`");
-        expected.put("idempotency.persistence-unit", "none");
-        expected.put("idempotency.datasource", "`" + d.datasource() + "`");
-        expected.put("idempotency.schema", "`" + d.schema() + "`");
-        expected.put("idempotency.lock-timeout", "`" + d.lockTimeout() + "`");
-        expected.put("idempotency.claim", d.claim() == dev.idempotency.ClaimMode.DEFAULT ? "`auto`" : "?");
-        expected.put("idempotency.claim-lock-timeout", "`" + d.claimLockTimeout() + "`");
-        expected.put("idempotency.purge.interval", "`" + d.purgeInterval() + "`");
-        expected.put("idempotency.purge.batch-size", "`" + d.purgeBatchSize() + "`");
-        expected.put("idempotency.interceptor.priority", "`" + d.interceptorPriority() + "`");
-        expected.put("idempotency.node-id", "`<host>-<pid>-<random>`");
-        expected.put("idempotency.header", "`" + d.header() + "`");
-        expected.put("idempotency.keep-status", "`" + d.keepStatus() + "`");
-        expected.put("idempotency.replay-headers", d.replayHeaders().equals(GlobalSettings.DEFAULT_REPLAY_HEADERS) ? "none" : "?");
-        expected.put("idempotency.max-response-size", "`" + d.maxResponseSize() + "`");
-        expected.put("idempotency.fail-open", "`" + d.failOpen() + "`");
-        expected.put("idempotency.cache.mode", "`" + d.cacheMode() + "`");
-        expected.put("idempotency.cache.max-entries", "`" + d.cacheMaxEntries() + "`");
-        expected.put("idempotency.cache.cluster-name", "`" + d.clusterName() + "`");
-        expected.put("idempotency.cache.jgroups-stack", d.jgroupsStack().isEmpty() ? "none" : "?");
-        expected.put("idempotency.cache.bind-address", "`" + d.bindAddress() + "`");
-        expected.put("idempotency.cache.bind-port", "`" + d.bindPort() + "`");
-        expected.put("idempotency.cache.initial-hosts", "`" + d.initialHosts() + "`");
-        expected.put("idempotency.health.min-members", "`" + d.healthMinMembers() + "`");
-        expected.put("idempotency.request-types.enabled", d.enabledRequestTypes().isEmpty() ? "none" : "?");
-        expected.put("idempotency.request-types.disabled", d.disabledRequestTypes().isEmpty() ? "none" : "?");
-        expected.put("idempotency.request-types.default", "`" + d.requestTypeDefault() + "`");
-        expected.put("idempotency.manager.policy", "`" + d.managerPolicy() + "`");
-        expected.put("idempotency.manager.max-age", "`" + d.managerMaxAge() + "`");
-        expected.put("idempotency.manager.max-records", "`" + d.managerMaxRecords() + "`");
-        expected.put("idempotency.manager.scope-by-principal", "`" + d.managerScopeByPrincipal() + "`");
+        for (ConfigKey k : ConfigKey.values()) {
+            expected.put(k.key(), k.documentedDefault().isEmpty() ? "none" : "`" + k.documentedDefault() + "`");
+        }
         Map<String, String> rows = configRows();
         rows.remove("idempotency.jpa.*");
         assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);
+    }
+
+    /** The table's defaults are what the reader uses: each parses, and a deployment with none configured gets them. */
+    @Test
+    void theTablesDefaultsAreTheReadersDefaults() {
+        ConfigErrors errors = new ConfigErrors();
+        GlobalSettings d = GlobalSettings.read(IdempotencyWeld.config(Map.of()), errors);
+        assertThat(errors.all()).isEmpty();
+        assertThat(d.ttl()).hasToString(ConfigKey.TTL.defaultValue());
+        assertThat(d.lease()).hasToString(ConfigKey.LEASE.defaultValue());
+        assertThat(d.keepStatus()).hasToString(ConfigKey.KEEP_STATUS.defaultValue());
+        assertThat(d.interceptorPriority()).hasToString(ConfigKey.INTERCEPTOR_PRIORITY.defaultValue());
+        assertThat(d.replayHeaders()).isEqualTo(GlobalSettings.DEFAULT_REPLAY_HEADERS);
+        assertThat(d.claim()).isEqualTo(dev.idempotency.ClaimMode.DEFAULT);
+        assertThat(d.nodeId()).matches(".+-.+-[0-9a-f]{8}");
     }
 
     @Test

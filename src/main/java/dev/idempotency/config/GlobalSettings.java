@@ -67,47 +67,8 @@ public record GlobalSettings(
     /** The interceptor's default priority, {@code LIBRARY_BEFORE + 100}: inside {@code @Transactional} (200). */
     public static final int DEFAULT_INTERCEPTOR_PRIORITY = 1100;
 
-    /** Every global key this version knows. */
-    public static final Set<String> KEYS = Set.of(
-            "idempotency.ttl",
-            "idempotency.lease",
-            "idempotency.lease-renewal-limit",
-            "idempotency.on-concurrent",
-            "idempotency.wait-timeout",
-            "idempotency.required",
-            "idempotency.scope-by-principal",
-            "idempotency.max-key-length",
-            "idempotency.store",
-            "idempotency.persistence-unit",
-            "idempotency.datasource",
-            "idempotency.schema",
-            "idempotency.lock-timeout",
-            "idempotency.claim",
-            "idempotency.claim-lock-timeout",
-            "idempotency.purge.interval",
-            "idempotency.purge.batch-size",
-            "idempotency.interceptor.priority",
-            "idempotency.node-id",
-            "idempotency.header",
-            "idempotency.keep-status",
-            "idempotency.replay-headers",
-            "idempotency.max-response-size",
-            "idempotency.fail-open",
-            "idempotency.cache.mode",
-            "idempotency.cache.max-entries",
-            "idempotency.cache.cluster-name",
-            "idempotency.cache.jgroups-stack",
-            "idempotency.cache.bind-address",
-            "idempotency.cache.bind-port",
-            "idempotency.cache.initial-hosts",
-            "idempotency.health.min-members",
-            "idempotency.request-types.enabled",
-            "idempotency.request-types.disabled",
-            "idempotency.request-types.default",
-            "idempotency.manager.policy",
-            "idempotency.manager.max-age",
-            "idempotency.manager.max-records",
-            "idempotency.manager.scope-by-principal");
+    /** Every global key this version knows: the names of {@link ConfigKey}. */
+    public static final Set<String> KEYS = ConfigKey.names();
 
     /** Response headers a replay carries (SPEC H10), before {@code idempotency.replay-headers}. */
     public static final Set<String> DEFAULT_REPLAY_HEADERS = Set.of("content-type", "content-location", "location",
@@ -133,61 +94,61 @@ public record GlobalSettings(
             }
         }
         return new GlobalSettings(
-                r.get("idempotency.ttl", "PT24H", v -> ConfigValues.duration("idempotency.ttl", v, false)),
-                r.get("idempotency.lease", "PT1M", v -> ConfigValues.duration("idempotency.lease", v, false)),
-                r.get("idempotency.lease-renewal-limit", "PT1H", v -> ConfigValues.duration("idempotency.lease-renewal-limit", v, true)),
-                r.get("idempotency.on-concurrent", "reject",
-                        v -> OnConcurrent.valueOf(ConfigValues.oneOf("idempotency.on-concurrent", v, "reject", "wait").toUpperCase())),
-                r.get("idempotency.wait-timeout", "PT10S", v -> ConfigValues.duration("idempotency.wait-timeout", v, true)),
-                r.get("idempotency.required", "true", v -> ConfigValues.bool("idempotency.required", v)),
-                r.get("idempotency.scope-by-principal", "true", v -> ConfigValues.bool("idempotency.scope-by-principal", v)),
-                r.get("idempotency.max-key-length", "255", v -> ConfigValues.integer("idempotency.max-key-length", v, 1, 255)),
-                r.get("idempotency.store", "jpa", v -> ConfigValues.oneOf("idempotency.store", v, "jpa", "memory")),
-                r.get("idempotency.persistence-unit", "", String::strip),
-                r.get("idempotency.datasource", "java:comp/DefaultDataSource", String::strip),
-                r.get("idempotency.schema", "create", v -> ConfigValues.oneOf("idempotency.schema", v, "create", "none")),
-                r.get("idempotency.lock-timeout", "PT5S", v -> ConfigValues.duration("idempotency.lock-timeout", v, true)),
-                r.get("idempotency.claim", "auto", v -> claimMode("idempotency.claim", v)),
-                r.get("idempotency.claim-lock-timeout", "PT1S", v -> ConfigValues.duration("idempotency.claim-lock-timeout", v, true)),
-                r.get("idempotency.purge.interval", "PT5M", v -> ConfigValues.duration("idempotency.purge.interval", v, false)),
-                r.get("idempotency.purge.batch-size", "500", v -> ConfigValues.integer("idempotency.purge.batch-size", v, 1, 100_000)),
-                r.get("idempotency.interceptor.priority", String.valueOf(DEFAULT_INTERCEPTOR_PRIORITY),
-                        v -> ConfigValues.integer("idempotency.interceptor.priority", v, 0, Integer.MAX_VALUE)),
-                r.get("idempotency.node-id", defaultNodeId(), v -> {
+                r.get(ConfigKey.TTL, v -> ConfigValues.duration(ConfigKey.TTL.key(), v, false)),
+                r.get(ConfigKey.LEASE, v -> ConfigValues.duration(ConfigKey.LEASE.key(), v, false)),
+                r.get(ConfigKey.LEASE_RENEWAL_LIMIT, v -> ConfigValues.duration(ConfigKey.LEASE_RENEWAL_LIMIT.key(), v, true)),
+                r.get(ConfigKey.ON_CONCURRENT,
+                        v -> OnConcurrent.valueOf(ConfigValues.oneOf(ConfigKey.ON_CONCURRENT.key(), v, "reject", "wait").toUpperCase())),
+                r.get(ConfigKey.WAIT_TIMEOUT, v -> ConfigValues.duration(ConfigKey.WAIT_TIMEOUT.key(), v, true)),
+                r.get(ConfigKey.REQUIRED, v -> ConfigValues.bool(ConfigKey.REQUIRED.key(), v)),
+                r.get(ConfigKey.SCOPE_BY_PRINCIPAL, v -> ConfigValues.bool(ConfigKey.SCOPE_BY_PRINCIPAL.key(), v)),
+                r.get(ConfigKey.MAX_KEY_LENGTH, v -> ConfigValues.integer(ConfigKey.MAX_KEY_LENGTH.key(), v, 1, 255)),
+                r.get(ConfigKey.STORE, v -> ConfigValues.oneOf(ConfigKey.STORE.key(), v, "jpa", "memory")),
+                r.get(ConfigKey.PERSISTENCE_UNIT, String::strip),
+                r.get(ConfigKey.DATASOURCE, String::strip),
+                r.get(ConfigKey.SCHEMA, v -> ConfigValues.oneOf(ConfigKey.SCHEMA.key(), v, "create", "none")),
+                r.get(ConfigKey.LOCK_TIMEOUT, v -> ConfigValues.duration(ConfigKey.LOCK_TIMEOUT.key(), v, true)),
+                r.get(ConfigKey.CLAIM, v -> claimMode(ConfigKey.CLAIM.key(), v)),
+                r.get(ConfigKey.CLAIM_LOCK_TIMEOUT, v -> ConfigValues.duration(ConfigKey.CLAIM_LOCK_TIMEOUT.key(), v, true)),
+                r.get(ConfigKey.PURGE_INTERVAL, v -> ConfigValues.duration(ConfigKey.PURGE_INTERVAL.key(), v, false)),
+                r.get(ConfigKey.PURGE_BATCH_SIZE, v -> ConfigValues.integer(ConfigKey.PURGE_BATCH_SIZE.key(), v, 1, 100_000)),
+                r.get(ConfigKey.INTERCEPTOR_PRIORITY,
+                        v -> ConfigValues.integer(ConfigKey.INTERCEPTOR_PRIORITY.key(), v, 0, Integer.MAX_VALUE)),
+                r.get(ConfigKey.NODE_ID, defaultNodeId(), v -> {
                     String s = v.strip();
                     if (s.isEmpty() || s.length() > 100) {
-                        throw new IllegalArgumentException("idempotency.node-id=" + v + " must be 1 to 100 characters");
+                        throw new IllegalArgumentException(ConfigKey.NODE_ID.key() + "=" + v + " must be 1 to 100 characters");
                     }
                     return s;
                 }),
-                r.get("idempotency.header", "Idempotency-Key", v -> ConfigValues.headerName("idempotency.header", v)),
-                r.get("idempotency.keep-status", "2xx,3xx,4xx", v -> StatusSet.parse("idempotency.keep-status", v)),
-                r.get("idempotency.replay-headers", "", GlobalSettings::replayHeaders),
-                r.get("idempotency.max-response-size", "1048576", v -> (long) ConfigValues.integer("idempotency.max-response-size", v, 0, 16_777_216)),
-                r.get("idempotency.fail-open", "false", v -> ConfigValues.bool("idempotency.fail-open", v)),
-                r.get("idempotency.cache.mode", "local", v -> ConfigValues.oneOf("idempotency.cache.mode", v, "local", "cluster", "none")),
-                r.get("idempotency.cache.max-entries", "100000",
-                        v -> (long) ConfigValues.integer("idempotency.cache.max-entries", v, 1, Integer.MAX_VALUE)),
-                r.get("idempotency.cache.cluster-name", "idempotency", String::strip),
-                r.get("idempotency.cache.jgroups-stack", "", String::strip),
-                r.get("idempotency.cache.bind-address", "127.0.0.1", String::strip),
-                r.get("idempotency.cache.bind-port", "7800", v -> ConfigValues.integer("idempotency.cache.bind-port", v, 1, 65535)),
-                r.get("idempotency.cache.initial-hosts", "127.0.0.1[7800]", v -> {
+                r.get(ConfigKey.HEADER, v -> ConfigValues.headerName(ConfigKey.HEADER.key(), v)),
+                r.get(ConfigKey.KEEP_STATUS, v -> StatusSet.parse(ConfigKey.KEEP_STATUS.key(), v)),
+                r.get(ConfigKey.REPLAY_HEADERS, GlobalSettings::replayHeaders),
+                r.get(ConfigKey.MAX_RESPONSE_SIZE, v -> (long) ConfigValues.integer(ConfigKey.MAX_RESPONSE_SIZE.key(), v, 0, 16_777_216)),
+                r.get(ConfigKey.FAIL_OPEN, v -> ConfigValues.bool(ConfigKey.FAIL_OPEN.key(), v)),
+                r.get(ConfigKey.CACHE_MODE, v -> ConfigValues.oneOf(ConfigKey.CACHE_MODE.key(), v, "local", "cluster", "none")),
+                r.get(ConfigKey.CACHE_MAX_ENTRIES,
+                        v -> (long) ConfigValues.integer(ConfigKey.CACHE_MAX_ENTRIES.key(), v, 1, Integer.MAX_VALUE)),
+                r.get(ConfigKey.CACHE_CLUSTER_NAME, String::strip),
+                r.get(ConfigKey.CACHE_JGROUPS_STACK, String::strip),
+                r.get(ConfigKey.CACHE_BIND_ADDRESS, String::strip),
+                r.get(ConfigKey.CACHE_BIND_PORT, v -> ConfigValues.integer(ConfigKey.CACHE_BIND_PORT.key(), v, 1, 65535)),
+                r.get(ConfigKey.CACHE_INITIAL_HOSTS, v -> {
                     if (!v.strip().matches("[^\\[\\],\\s]+(\\[\\d{1,5}])?(\\s*,\\s*[^\\[\\],\\s]+(\\[\\d{1,5}])?)*")) {
-                        throw new IllegalArgumentException("idempotency.cache.initial-hosts=" + v + " must be host[port],host[port]");
+                        throw new IllegalArgumentException(ConfigKey.CACHE_INITIAL_HOSTS.key() + "=" + v + " must be host[port],host[port]");
                     }
                     return v.strip();
                 }),
-                r.get("idempotency.health.min-members", "1", v -> ConfigValues.integer("idempotency.health.min-members", v, 1, 1000)),
-                r.get("idempotency.request-types.enabled", "", GlobalSettings::names),
-                r.get("idempotency.request-types.disabled", "", GlobalSettings::names),
-                r.get("idempotency.request-types.default", "enabled",
-                        v -> ConfigValues.oneOf("idempotency.request-types.default", v, "enabled", "disabled", "error")),
-                r.get("idempotency.manager.policy", "none", v -> ConfigValues.oneOf("idempotency.manager.policy", v, "none", "age", "size")),
-                r.get("idempotency.manager.max-age", "PT24H", v -> ConfigValues.duration("idempotency.manager.max-age", v, false)),
-                r.get("idempotency.manager.max-records", "100000",
-                        v -> ConfigValues.integer("idempotency.manager.max-records", v, 0, Integer.MAX_VALUE)),
-                r.get("idempotency.manager.scope-by-principal", "true", v -> ConfigValues.bool("idempotency.manager.scope-by-principal", v)),
+                r.get(ConfigKey.HEALTH_MIN_MEMBERS, v -> ConfigValues.integer(ConfigKey.HEALTH_MIN_MEMBERS.key(), v, 1, 1000)),
+                r.get(ConfigKey.REQUEST_TYPES_ENABLED, GlobalSettings::names),
+                r.get(ConfigKey.REQUEST_TYPES_DISABLED, GlobalSettings::names),
+                r.get(ConfigKey.REQUEST_TYPES_DEFAULT,
+                        v -> ConfigValues.oneOf(ConfigKey.REQUEST_TYPES_DEFAULT.key(), v, "enabled", "disabled", "error")),
+                r.get(ConfigKey.MANAGER_POLICY, v -> ConfigValues.oneOf(ConfigKey.MANAGER_POLICY.key(), v, "none", "age", "size")),
+                r.get(ConfigKey.MANAGER_MAX_AGE, v -> ConfigValues.duration(ConfigKey.MANAGER_MAX_AGE.key(), v, false)),
+                r.get(ConfigKey.MANAGER_MAX_RECORDS,
+                        v -> ConfigValues.integer(ConfigKey.MANAGER_MAX_RECORDS.key(), v, 0, Integer.MAX_VALUE)),
+                r.get(ConfigKey.MANAGER_SCOPE_BY_PRINCIPAL, v -> ConfigValues.bool(ConfigKey.MANAGER_SCOPE_BY_PRINCIPAL.key(), v)),
                 Map.copyOf(jpa));
     }
 
@@ -236,7 +197,7 @@ public record GlobalSettings(
                 continue;
             }
             if (NEVER_REPLAYED.contains(name)) {
-                throw new IllegalArgumentException("idempotency.replay-headers names " + h.strip()
+                throw new IllegalArgumentException(ConfigKey.REPLAY_HEADERS.key() + " names " + h.strip()
                         + ", which is about the caller and is never replayed");
             }
             out.add(name);
@@ -272,8 +233,13 @@ public record GlobalSettings(
     }
 
     private record Reader(Config config, ConfigErrors errors) {
-        <T> T get(String key, String defaultValue, Function<String, T> parse) {
-            String raw = config.getOptionalValue(key, String.class).orElse(defaultValue);
+        <T> T get(ConfigKey key, Function<String, T> parse) {
+            return get(key, key.defaultValue(), parse);
+        }
+
+        /** With a default computed at deployment (the table says how, for the README). */
+        <T> T get(ConfigKey key, String defaultValue, Function<String, T> parse) {
+            String raw = config.getOptionalValue(key.key(), String.class).orElse(defaultValue);
             try {
                 return parse.apply(raw);
             } catch (IllegalArgumentException e) {
