@@ -7,6 +7,8 @@ import dev.idempotency.IdempotencyResponseNotFoundException;
 import dev.idempotency.IdempotencyTransferException;
 import dev.idempotency.RequestKey;
 import dev.idempotency.core.CompletionSignals;
+import dev.idempotency.core.Decision;
+import dev.idempotency.core.Policy;
 import dev.idempotency.core.Fingerprint;
 import dev.idempotency.core.KeyRules;
 import dev.idempotency.core.IdempotencyEngine;
@@ -110,29 +112,36 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     @Override
     public void store(RequestKey key, byte[] response) {
         IdempotencyEngine engine = runtime.engine();
-        Instant now = engine.clock().instant();
         ScopedKey responseKey = responseKey(key);
-        String fingerprint = Fingerprint.sha256Hex(response);
-        Claim claim = engine.store().claim(new ClaimRequest(responseKey, fingerprint, key.requestType(), engine.nodeId(), now,
-                now.plus(runtime.settings().lease()), now.plus(runtime.settings().ttl())));
-        if (claim instanceof Claim.Existing existing) {
-            if (existing.record().isFinished() && existing.record().fingerprint().equals(fingerprint)) {
-                return;
-            }
-            throw new IdempotencyKeyReusedException("Another response is stored already for the " + responseKey);
+        // Through the engine, as every door: the same bytes stored already are a replay (nothing to do), other
+        // bytes are IdempotencyKeyReusedException, a store still running (or crashed, until its lease ends) is
+        // IdempotencyInProgressException; observed like the other doors.
+        Decision decision = engine.begin(responseKey, Fingerprint.sha256Hex(response), key.requestType(), storePolicy());
+        if (decision instanceof Decision.Replay) {
+            return;
         }
-        Ticket ticket = ((Claim.Acquired) claim).ticket();
-        engine.store().complete(ticket, new Completion(RecordStatus.COMPLETED, response, now, false));
-        IdempotencyRecord stored = ticket.finished(RecordStatus.COMPLETED, response, now);
-        runtime.recordCacheOrNone().put(stored);
-        runtime.signals().signal(responseKey); // waiters here (with no cache, the put above wakes no one)
+        Ticket ticket = ((Decision.Proceed) decision).ticket();
+        IdempotencyRecord stored;
+        try {
+            stored = engine.completeOnItsOwn(ticket, response);
+        } catch (RuntimeException e) {
+            engine.release(ticket);
+            throw e;
+        }
         // Detection learns that a response exists.
         ScopedKey seenKey = seenKey(key);
         IdempotencyRecord seen = runtime.recordCacheOrNone().get(seenKey).orElse(null);
         if (seen != null) {
             runtime.recordCacheOrNone().put(seen.toBuilder().status(RecordStatus.COMPLETED).response(new byte[] {1}).leaseUntil(null).build());
         }
-        stored(stored);
+        stored(stored); // this node's listeners (with no cache, nothing else tells them)
+        events.fire(new ResponseStored(responseKey.namespace(), responseKey.principal(), key.primaryId(), stored.completedAt(),
+                key.secondaryId(), key.requestType()));
+    }
+
+    /** A stored response's claim: the configured time to live and lease; a concurrent store is told "in progress". */
+    private Policy storePolicy() {
+        return new Policy(runtime.settings().ttl(), runtime.settings().lease(), false, Duration.ZERO);
     }
 
     @Override
@@ -367,8 +376,6 @@ public class IdempotencyManagerBean implements IdempotencyManager {
                 return l.isEmpty() ? null : l;
             });
             reg.listener().stored(reg.key(), response);
-            events.fire(new ResponseStored(RESPONSES, "", reg.key().primaryId(), runtime.engine().clock().instant(),
-                    reg.key().secondaryId(), reg.key().requestType()));
         }
     }
 

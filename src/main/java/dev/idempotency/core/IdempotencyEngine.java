@@ -636,14 +636,12 @@ public final class IdempotencyEngine {
      *                                       rollback
      */
     public void complete(Ticket ticket, byte[] response) {
-        stopHeartbeat(ticket);
-        Instant now = clock.instant();
         if (!transactions.isActive()) {
-            finish(ticket, new Completion(RecordStatus.COMPLETED, response, now, false), false);
-            finished(ticket.finished(RecordStatus.COMPLETED, response, now));
-            LOG.log(Level.FINE, "Completed {0}", ticket.scopedKey());
+            completeOnItsOwn(ticket, response);
             return;
         }
+        stopHeartbeat(ticket);
+        Instant now = clock.instant();
         if (transactions.isRollbackOnly()) {
             // The operation's effects will roll back: nothing to remember, the retry must run.
             LOG.log(Level.FINE, "Releasing {0}: its transaction is marked for rollback", ticket.scopedKey());
@@ -660,6 +658,24 @@ public final class IdempotencyEngine {
         });
         finish(ticket, new Completion(RecordStatus.COMPLETED, response, now, true), true);
         LOG.log(Level.FINE, "Completed {0} with the transaction", ticket.scopedKey());
+    }
+
+    /**
+     * Stores the response and finishes the record ({@code COMPLETED}) in a transaction of its own, whatever the
+     * caller's: for a door whose response is the outcome itself ({@code IdempotencyManager.store}). Cached and
+     * signalled at once.
+     *
+     * @return the finished record
+     * @throws IdempotencyLeaseLostException the claim was taken over
+     */
+    public IdempotencyRecord completeOnItsOwn(Ticket ticket, byte[] response) {
+        stopHeartbeat(ticket);
+        Instant now = clock.instant();
+        finish(ticket, new Completion(RecordStatus.COMPLETED, response, now, false), false);
+        IdempotencyRecord record = ticket.finished(RecordStatus.COMPLETED, response, now);
+        finished(record);
+        LOG.log(Level.FINE, "Completed {0}", ticket.scopedKey());
+        return record;
     }
 
     /**

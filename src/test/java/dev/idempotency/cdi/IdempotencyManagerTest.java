@@ -258,6 +258,38 @@ class IdempotencyManagerTest {
                 .isEqualTo(2);
     }
 
+    /** ResponseStored fires once per stored response: not per listener, not for a replayed store, not for a late listener. */
+    @Test
+    void responseStoredFiresOncePerStoredResponse() {
+        IdempotencyManager m = node();
+        RequestKey listened = RequestKey.of("twice-listened");
+        m.addListener(listened, (key, response) -> { });
+        m.addListener(listened, (key, response) -> { });
+        m.store(listened, "r");
+        m.store(listened, "r");
+        m.addListener(listened, (key, response) -> { });
+        m.store(RequestKey.of("unlistened"), "r");
+        assertThat(EVENTS).extracting(ResponseStored::key).containsExactly("twice-listened", "unlistened");
+    }
+
+    /** A store that is still running, or crashed before it completed, is "in progress" (then taken over), never "another response". */
+    @Test
+    void aStoreInProgressOrCrashedIsInProgressNotAnotherResponse() {
+        IdempotencyManager m = node();
+        IdempotencyRuntime runtime = containers.get(0).select(IdempotencyRuntime.class).get();
+        IdempotencyEngine engine = runtime.engine();
+        RequestKey k = RequestKey.of("crashed");
+        Instant now = engine.clock().instant();
+        // A node claimed the response's key and died before it completed.
+        assertThat(engine.store().claim(new ClaimRequest(new ScopedKey(IdempotencyManagerBean.RESPONSES, "anonymous", "crashed"),
+                dev.idempotency.core.Fingerprint.sha256Hex(bytes("r")), null, "dead-node", now, now.plus(Duration.ofMinutes(1)),
+                now.plus(Duration.ofHours(1))))).isInstanceOf(Claim.Acquired.class);
+        assertThatThrownBy(() -> m.store(k, "r")).isInstanceOf(dev.idempotency.IdempotencyInProgressException.class);
+        CLOCK.advance(Duration.ofMinutes(2)); // its lease is over: taken over
+        m.store(k, "r");
+        assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("r");
+    }
+
     @Test
     void m3PrimaryAndSecondaryIdsNeverCollide() {
         IdempotencyManager m = node();
