@@ -36,6 +36,11 @@ import java.util.regex.Pattern;
  * a test can make the store unreachable; the tests themselves count rows directly ({@link #database()}).
  * A node can be killed (SIGKILL of its JVM: {@code example/node} {@code exec}s java) and started again; each
  * start's output goes to {@code target/cluster-logs/node-N-S.log}.
+ *
+ * <p>The cluster must run on the library's own JGroups stack (TCP on 127.0.0.1, from
+ * {@code idempotency.cache.*}): a node whose log shows {@value #DEFAULT_STACK} (Infinispan built its default
+ * UDP multicast stack instead), or whose JGroups channel reports a physical address not on 127.0.0.1, fails
+ * the start.
  */
 final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
 
@@ -45,6 +50,10 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
     static final Pattern VIEW = Pattern.compile("ISPN00009[34]: .*?\\((\\d+)\\) \\[([^\\]]*)\\]");
     /** Infinispan's line when it builds its own default JGroups stack instead of using the library's. */
     static final String DEFAULT_STACK = "ISPN000088";
+    /** Infinispan's line for the channel's addresses: "... physical addresses are `[127.0.0.1:7800]`". */
+    static final Pattern PHYSICAL = Pattern.compile("ISPN000079: .*physical addresses are `\\[([^\\]]*)\\]`");
+    /** The only address the library's stack may bind in these tests ({@code idempotency.cache.bind-address}). */
+    static final String LOOPBACK = "127.0.0.1:";
     static final Duration START_TIMEOUT = Duration.ofSeconds(240);
     static final Path LOGS = Paths.get("target", "cluster-logs").toAbsolutePath();
 
@@ -115,6 +124,8 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
     void awaitView(int members) throws Exception {
         long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
         while (true) {
+            node(1).checkJGroupsStack();
+            node(2).checkJGroupsStack();
             int now1 = node(1).viewSize();
             int now2 = node(2).viewSize();
             if (now1 == members && now2 == members) {
@@ -173,7 +184,8 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
         final int httpPort;
         private volatile Process process;
         private volatile boolean clustered;
-        private volatile boolean defaultStack;
+        private volatile String defaultStack;
+        private volatile String physical;
         private volatile int viewSize;
         private volatile Path log;
         private int starts;
@@ -196,12 +208,29 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
             return viewSize;
         }
 
+        /** The JGroups channel's physical addresses at this start, as Infinispan logged them, or null before. */
+        String physicalAddresses() {
+            return physical;
+        }
+
         /**
-         * Whether Infinispan logged {@value #DEFAULT_STACK} at this start: it ignored the library's JGroups stack
-         * ({@code idempotency.cache.bind-address}, {@code bind-port}, {@code initial-hosts}) and built its own.
+         * Fails when this start did not run on the library's JGroups stack: Infinispan logged {@value #DEFAULT_STACK}
+         * (it ignored {@code idempotency.cache.bind-address}, {@code bind-port}, {@code initial-hosts} and built
+         * its default UDP multicast stack), or the channel's physical address is not on 127.0.0.1.
          */
-        boolean usedInfinispansDefaultStack() {
-            return defaultStack;
+        void checkJGroupsStack() {
+            String line = defaultStack;
+            if (line != null) {
+                throw new AssertionError("node " + number + " runs Infinispan's default JGroups stack (UDP multicast on the"
+                        + " host's address), not the library's TCP stack on 127.0.0.1 from idempotency.cache.*: its log ("
+                        + log + ") says\n  " + line.strip());
+            }
+            String addresses = physical;
+            if (addresses != null && (addresses.isBlank() || !java.util.Arrays.stream(addresses.split(","))
+                    .allMatch(a -> a.strip().startsWith(LOOPBACK)))) {
+                throw new AssertionError("node " + number + "'s JGroups channel is on " + addresses + ", not on "
+                        + LOOPBACK + "*: the library's stack binds idempotency.cache.bind-address (127.0.0.1); see " + log);
+            }
         }
 
         /** Starts {@code example/node N} with PostgreSQL behind the proxy; returns at once. */
@@ -210,7 +239,8 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
                 throw new IllegalStateException("node " + number + " is running");
             }
             clustered = false;
-            defaultStack = false;
+            defaultStack = null;
+            physical = null;
             viewSize = 0;
             log = LOGS.resolve("node-" + number + "-" + (++starts) + ".log");
             ProcessBuilder pb = new ProcessBuilder(Paths.get("..", "example", "node").toAbsolutePath().normalize().toString(),
@@ -233,7 +263,11 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
                             clustered = true;
                         }
                         if (line.contains(DEFAULT_STACK)) {
-                            defaultStack = true;
+                            defaultStack = line;
+                        }
+                        Matcher addresses = PHYSICAL.matcher(line);
+                        if (addresses.find()) {
+                            physical = addresses.group(1);
                         }
                         Matcher view = VIEW.matcher(line);
                         if (view.find()) {
@@ -248,17 +282,26 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
             reader.start();
         }
 
-        /** Waits for the library's "clustered" start-up line and for {@code GET /api/payments/stats} to answer 200. */
+        /**
+         * Waits for the library's "clustered" start-up line, the JGroups channel's address and
+         * {@code GET /api/payments/stats} to answer 200; fails at once when the node is not on the library's
+         * JGroups stack ({@link #checkJGroupsStack()}).
+         */
         void awaitReady() throws Exception {
             long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-            while (!clustered || status() != 200) {
+            while (true) {
+                checkJGroupsStack();
+                if (clustered && physical != null && status() == 200) {
+                    break;
+                }
                 if (!isAlive()) {
                     throw new AssertionError("node " + number + " exited (" + process.exitValue() + ") before it answered; "
                             + "the tail of " + log + ":\n" + tail());
                 }
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("node " + number + " did not answer within " + START_TIMEOUT.toSeconds()
-                            + " s; the tail of " + log + ":\n" + tail());
+                            + " s (the library clustered: " + clustered + ", the JGroups channel's address logged ("
+                            + "ISPN000079): " + (physical != null) + "); the tail of " + log + ":\n" + tail());
                 }
                 Thread.sleep(200);
             }
