@@ -6,7 +6,6 @@ import dev.idempotency.IdempotencyManager;
 import dev.idempotency.IdempotencyResponseNotFoundException;
 import dev.idempotency.IdempotencyTransferException;
 import dev.idempotency.RequestKey;
-import dev.idempotency.core.CompletionSignals;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.Policy;
 import dev.idempotency.core.Fingerprint;
@@ -152,25 +151,9 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public Optional<byte[]> await(RequestKey key, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        CompletionSignals signals = runtime.signals();
-        while (true) {
-            // The response's own key: its record arriving in the cache wakes this node's waiters, wherever it was stored.
-            try (CompletionSignals.Subscription s = signals.subscribe(responseKey(key))) {
-                Optional<IdempotencyRecord> r = responseRecord(key);
-                if (r.isPresent()) {
-                    return Optional.of(r.get().response());
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return Optional.empty();
-                }
-                s.await(Duration.ofNanos(left));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return Optional.empty();
-            }
-        }
+        // The response's own key: its completion wakes this node's waiters, wherever it was stored.
+        return runtime.engine().await(responseKey(key), timeout)
+                .filter(r -> r.status() == RecordStatus.COMPLETED).map(IdempotencyRecord::response);
     }
 
     @Override
@@ -323,16 +306,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     }
 
     private Optional<IdempotencyRecord> responseRecord(RequestKey key) {
-        ScopedKey responseKey = responseKey(key);
-        Instant now = runtime.engine().clock().instant();
-        Optional<IdempotencyRecord> cached = runtime.recordCacheOrNone().get(responseKey).filter(r -> !r.isExpired(now));
-        if (cached.isPresent()) {
-            return cached;
-        }
-        Optional<IdempotencyRecord> found = runtime.engine().store().find(responseKey)
-                .filter(r -> r.status() == RecordStatus.COMPLETED && !r.isExpired(now));
-        found.ifPresent(runtime.recordCacheOrNone()::putLoaded);
-        return found;
+        return runtime.engine().lookup(responseKey(key)).filter(r -> r.status() == RecordStatus.COMPLETED);
     }
 
     private boolean responseFlag(RequestKey key) {

@@ -790,6 +790,56 @@ public final class IdempotencyEngine {
         }
     }
 
+    /**
+     * The finished, unexpired record of a key, if there is one: from the cache, else from the store (and then
+     * cached, unless a release or a deletion evicted the key meanwhile). Nothing is claimed.
+     */
+    public java.util.Optional<IdempotencyRecord> lookup(ScopedKey key) {
+        Instant now = clock.instant();
+        try {
+            java.util.Optional<IdempotencyRecord> cached = cache.get(key).filter(r -> r.isFinished() && !r.isExpired(now));
+            if (cached.isPresent()) {
+                return cached;
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not read the cache for " + key + "; asking the store", e);
+        }
+        java.util.Optional<IdempotencyRecord> found;
+        try {
+            found = store.find(key).filter(r -> r.isFinished() && !r.isExpired(now));
+        } catch (IdempotencyException e) {
+            observer.storeError(key.namespace(), e);
+            throw e;
+        } catch (RuntimeException e) {
+            observer.storeError(key.namespace(), e);
+            throw new IdempotencyStoreException("Could not read the " + key, e);
+        }
+        found.ifPresent(this::cacheLoadedQuietly);
+        return found;
+    }
+
+    /**
+     * Waits until the key has a finished record, finished on any node (woken by its completion, not by polling),
+     * up to the timeout; empty at the timeout or when interrupted (the interrupt is kept).
+     */
+    public java.util.Optional<IdempotencyRecord> await(ScopedKey key, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            // Subscribed before the look-up, so that a completion in between is not missed.
+            try (CompletionSignals.Subscription s = signals.subscribe(key)) {
+                java.util.Optional<IdempotencyRecord> r = lookup(key);
+                long left = deadline - System.nanoTime();
+                if (r.isPresent() || left <= 0) {
+                    return r;
+                }
+                s.await(Duration.ofNanos(left));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return java.util.Optional.empty();
+            }
+        }
+    }
+
     /** How many leased claims this node is renewing now. */
     public int heartbeats() {
         return heartbeats.size();
