@@ -69,6 +69,11 @@ public class IdempotencyExtension implements Extension {
         bbd.addAnnotatedType(IdempotentInterceptor.class, IdempotentInterceptor.class.getName())
                 .add(new PriorityLiteral(global.interceptorPriority()));
         bbd.addAnnotatedType(IdempotencyRuntime.class, IdempotencyRuntime.class.getName());
+        bbd.addAnnotatedType(ManagedExecutors.class, ManagedExecutors.class.getName());
+        bbd.addAnnotatedType(StoreSelection.class, StoreSelection.class.getName());
+        bbd.addAnnotatedType(CacheSelection.class, CacheSelection.class.getName());
+        bbd.addAnnotatedType(Callers.class, Callers.class.getName());
+        bbd.addAnnotatedType(PurgeSchedule.class, PurgeSchedule.class.getName());
         bbd.addAnnotatedType(IdempotencyManagerBean.class, IdempotencyManagerBean.class.getName());
         if (present("org.eclipse.microprofile.health.HealthCheck")) {
             bbd.addAnnotatedType(IdempotencyReadinessCheck.class, IdempotencyReadinessCheck.class.getName());

@@ -63,6 +63,9 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     IdempotencyRuntime runtime;
 
     @Inject
+    Callers callers;
+
+    @Inject
     Event<ResponseStored> events;
 
     private final Map<String, List<Registration>> listeners = new ConcurrentHashMap<>();
@@ -275,7 +278,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     /** Whose keys these are: the caller's (SPEC H9, as the annotations'), unless {@code idempotency.manager.scope-by-principal=false}. */
     private String principal() {
-        return runtime.principalName(runtime.settings().managerScopeByPrincipal());
+        return callers.principalName(runtime.settings().managerScopeByPrincipal());
     }
 
     private ScopedKey seenKey(RequestKey key) {

@@ -46,6 +46,9 @@ public class IdempotentInterceptor {
     @Inject
     IdempotencyExtension extension;
 
+    @Inject
+    Callers callers;
+
     @AroundInvoke
     Object around(InvocationContext ctx) throws Exception {
         Object target = ctx.getTarget();
@@ -78,7 +81,7 @@ public class IdempotentInterceptor {
         }
         IdempotencyEngine engine = runtime.engine();
         JsonCodec codec = runtime.codec();
-        ScopedKey scopedKey = new ScopedKey(m.namespace(), runtime.principalName(), key);
+        ScopedKey scopedKey = new ScopedKey(m.namespace(), callers.principalName(runtime.settings().scopeByPrincipal()), key);
         String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0]) : codec.fingerprint(m, args);
         if (runtime.atomic(m)) {
             AtomicOutcome<Object> outcome = engine.runAtomic(scopedKey, fingerprint, null, m.policy(), new AtomicCall<>() {

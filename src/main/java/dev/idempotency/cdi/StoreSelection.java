@@ -1,0 +1,111 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.ForIdempotency;
+import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.spi.IdempotencyStore;
+import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
+import dev.idempotency.store.jpa.JpaIdempotencyStore;
+import dev.idempotency.store.jpa.JpaSchema;
+import dev.idempotency.store.jpa.JpaTransactions;
+import dev.idempotency.store.jpa.JtaTransactions;
+import dev.idempotency.store.jpa.ResourceLocalTransactions;
+import dev.idempotency.store.memory.InMemoryIdempotencyStore;
+
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Default;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Inject;
+import jakarta.persistence.EntityManagerFactory;
+import jakarta.persistence.Persistence;
+
+import javax.sql.DataSource;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/** Chooses and starts the store (SPEC S1, S5): one job, and closes what it opened. */
+@ApplicationScoped
+public class StoreSelection {
+
+    private static final Logger LOG = Logger.getLogger(StoreSelection.class.getName());
+
+    @Inject
+    @Any
+    Instance<Object> beans;
+
+    @Inject
+    ManagedExecutors executors;
+
+    private EntityManagerFactory ownEmf;
+
+    /**
+     * The application's own {@link IdempotencyStore} bean, else the in-memory store or the JPA store by configuration
+     * (the application's unit, EntityManagerFactory or DataSource, else the server's default data source).
+     */
+    IdempotencyStore create(GlobalSettings s, TransactionSynchronizationRegistryHolder tsr) {
+        Instance<IdempotencyStore> own = beans.select(IdempotencyStore.class, Default.Literal.INSTANCE);
+        if (own.isResolvable()) {
+            return own.get();
+        }
+        if (!own.isUnsatisfied()) {
+            throw new IdempotencyConfigurationException("More than one IdempotencyStore bean: keep one");
+        }
+        if (s.store().equals("memory")) {
+            return new InMemoryIdempotencyStore();
+        }
+        EntityManagerFactory emf = qualified(EntityManagerFactory.class);
+        JpaIdempotencyStore.InsertIfAbsent insertIfAbsent = JpaIdempotencyStore.InsertIfAbsent.PORTABLE;
+        if (emf == null && !s.persistenceUnit().isEmpty()) {
+            emf = ownEmf = Persistence.createEntityManagerFactory(s.persistenceUnit(), s.jpaProperties());
+        }
+        if (emf == null) {
+            DataSource ds = qualified(DataSource.class);
+            if (ds == null) {
+                ds = Jndi.lookup(s.datasource(), DataSource.class);
+            }
+            if (ds == null) {
+                throw new IdempotencyConfigurationException("The JPA store has no database: no @ForIdempotency DataSource or "
+                        + "EntityManagerFactory bean, no idempotency.persistence-unit, and no data source at " + s.datasource()
+                        + ". Set one of those, or idempotency.store=memory");
+            }
+            if (s.schema().equals("create")) {
+                if (JpaSchema.createIfMissing(ds)) {
+                    LOG.log(Level.INFO, "Created the table {0}", JpaSchema.TABLE);
+                }
+            }
+            insertIfAbsent = JpaSchema.insertIfAbsent(ds);
+            emf = ownEmf = IdempotencyPersistenceUnit.create(ds, tsr.registry() != null, s.jpaProperties());
+        }
+        // With JTA present (a server, or a transaction manager in Java SE) the unit is taken to be a JTA one.
+        JpaTransactions transactions;
+        if (tsr.registry() != null) {
+            JtaTransactions.RequiresNew requiresNew = beans.select(JtaSupport.RequiresNewBean.class).get();
+            Object inside = requiresNew.run(() -> tsr.registry().getTransactionKey());
+            if (inside == null) {
+                throw new IdempotencyConfigurationException("No container interceptor for @Transactional(REQUIRES_NEW) applies to "
+                        + "the library's beans, so the store cannot run the claim in a transaction of its own");
+            }
+            LOG.log(Level.INFO, "JPA store on {0} (JTA, {1})", new Object[] {emf.getClass().getName(), emf.getProperties().entrySet().stream()
+                    .filter(e -> e.getKey().contains("target-server") || e.getKey().contains("jta.platform"))
+                    .map(Object::toString).toList()});
+            transactions = new JtaTransactions(emf, tsr.registry(), requiresNew, executors.executor());
+        } else {
+            transactions = new ResourceLocalTransactions(emf);
+        }
+        return new JpaIdempotencyStore(transactions, s.lockTimeout(), insertIfAbsent);
+    }
+
+    private <T> T qualified(Class<T> type) {
+        Instance<T> i = beans.select(type, ForIdempotency.Literal.INSTANCE);
+        return i.isResolvable() ? i.get() : null;
+    }
+
+    @PreDestroy
+    synchronized void stop() {
+        if (ownEmf != null && ownEmf.isOpen()) {
+            ownEmf.close();
+        }
+    }
+}
