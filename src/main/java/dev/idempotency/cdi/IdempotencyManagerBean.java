@@ -66,6 +66,9 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     Callers callers;
 
     @Inject
+    IdempotencyEngine engine;
+
+    @Inject
     Event<ResponseStored> events;
 
     private final Map<String, List<Registration>> listeners = new ConcurrentHashMap<>();
@@ -79,7 +82,6 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         if (!enabled(key)) {
             return new Check(false, Optional.empty(), false);
         }
-        IdempotencyEngine engine = runtime.engine();
         Instant now = engine.clock().instant();
         ScopedKey seenKey = seenKey(key);
         IdempotencyRecord known = runtime.recordCacheOrNone().get(seenKey).filter(r -> !r.isExpired(now)).orElse(null);
@@ -113,7 +115,6 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public void store(RequestKey key, byte[] response) {
-        IdempotencyEngine engine = runtime.engine();
         ScopedKey responseKey = responseKey(key);
         // Through the engine, as every door: the same bytes stored already are a replay (nothing to do), other
         // bytes are IdempotencyKeyReusedException, a store still running (or crashed, until its lease ends) is
@@ -155,7 +156,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     @Override
     public Optional<byte[]> await(RequestKey key, Duration timeout) {
         // The response's own key: its completion wakes this node's waiters, wherever it was stored.
-        return runtime.engine().await(responseKey(key), timeout)
+        return engine.await(responseKey(key), timeout)
                 .filter(r -> r.status() == RecordStatus.COMPLETED).map(IdempotencyRecord::response);
     }
 
@@ -239,7 +240,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public int clearOlderThan(Duration age) {
-        return delete(new Deletion.FirstSeenBefore(runtime.engine().clock().instant().minus(age)));
+        return delete(new Deletion.FirstSeenBefore(engine.clock().instant().minus(age)));
     }
 
     @Override
@@ -257,12 +258,12 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     private int delete(Deletion which) {
         RecordCache cache = runtime.recordCacheOrNone();
-        return management("delete records").delete(which, runtime.engine().clock().instant(), runtime.settings().purgeBatchSize(), cache::remove);
+        return management("delete records").delete(which, engine.clock().instant(), runtime.settings().purgeBatchSize(), cache::remove);
     }
 
     /** The store's management capability, or a clear refusal naming the store. */
     private StoreManagement management(String what) {
-        var store = runtime.engine().store();
+        var store = engine.store();
         if (store instanceof StoreManagement management) {
             return management;
         }
@@ -302,14 +303,14 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     private String checkId(String id, String what) {
         String problem = KeyRules.problem(id, runtime.settings().maxKeyLength());
         if (problem != null) {
-            runtime.engine().observer().keyRejected(RESPONSES, false);
+            engine.observer().keyRejected(RESPONSES, false);
             throw new IdempotencyKeyInvalidException("The " + what + " " + problem);
         }
         return id;
     }
 
     private Optional<IdempotencyRecord> responseRecord(RequestKey key) {
-        return runtime.engine().lookup(responseKey(key)).filter(r -> r.status() == RecordStatus.COMPLETED);
+        return engine.lookup(responseKey(key)).filter(r -> r.status() == RecordStatus.COMPLETED);
     }
 
     private boolean responseFlag(RequestKey key) {

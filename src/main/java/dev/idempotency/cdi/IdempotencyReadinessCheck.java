@@ -24,11 +24,14 @@ public class IdempotencyReadinessCheck implements HealthCheck {
     @Inject
     IdempotencyRuntime runtime;
 
+    @Inject
+    dev.idempotency.core.IdempotencyEngine engine;
+
     @Override
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder b = HealthCheckResponse.named("idempotency").up();
         try {
-            runtime.engine().store().find(PROBE);
+            engine.store().find(PROBE);
             b.withData("store", "UP");
         } catch (RuntimeException e) {
             b.down().withData("store", "DOWN: " + e.getClass().getSimpleName());

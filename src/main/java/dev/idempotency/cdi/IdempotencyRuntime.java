@@ -107,6 +107,12 @@ public class IdempotencyRuntime {
         return extension.globalSettings();
     }
 
+    /** The engine, for the doors to inject (each gets the one engine, started on first use). */
+    @Produces
+    IdempotencyEngine producedEngine() {
+        return engine();
+    }
+
     /** The library's counters and timers, for the application to read. */
     @Produces
     IdempotencyMetrics metrics() {

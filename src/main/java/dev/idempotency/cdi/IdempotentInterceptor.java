@@ -49,6 +49,9 @@ public class IdempotentInterceptor {
     @Inject
     Callers callers;
 
+    @Inject
+    IdempotencyEngine engine;
+
     @AroundInvoke
     Object around(InvocationContext ctx) throws Exception {
         Object target = ctx.getTarget();
@@ -71,7 +74,7 @@ public class IdempotentInterceptor {
         String key = keyOf(m, jms ? JmsMessages.key(args[0], m.messageProperty()) : args[m.keyIndex()]);
         if (key == null) {
             if (m.required()) {
-                runtime.engine().observer().keyRejected(m.namespace(), true);
+                engine.observer().keyRejected(m.namespace(), true);
                 LOG.log(Level.FINE, "Rejected a call of {0}: no key", m.describe());
                 throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe()
                         + (jms ? ": the message has no " + (m.messageProperty() == null ? "JMS message id" : "property " + m.messageProperty())
@@ -79,7 +82,6 @@ public class IdempotentInterceptor {
             }
             return ctx.proceed();
         }
-        IdempotencyEngine engine = runtime.engine();
         JsonCodec codec = runtime.codec();
         ScopedKey scopedKey = new ScopedKey(m.namespace(), callers.principalName(runtime.settings().scopeByPrincipal()), key);
         String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0]) : codec.fingerprint(m, args);
@@ -202,7 +204,7 @@ public class IdempotentInterceptor {
         }
         String problem = KeyRules.problem(key, runtime.settings().maxKeyLength());
         if (problem != null) {
-            runtime.engine().observer().keyRejected(m.namespace(), false);
+            engine.observer().keyRejected(m.namespace(), false);
             LOG.log(Level.FINE, "Rejected a call of {0}: its key {1}", new Object[] {m.describe(), problem});
             throw new IdempotencyKeyInvalidException("The idempotency key for " + m.describe() + " " + problem);
         }
