@@ -35,7 +35,7 @@ public class CacheSelection {
         if (own.isResolvable()) {
             return recordCache = new InfinispanRecordCache(own.get(), clock, signals);
         }
-        EmbeddedCacheManager manager = qualified(EmbeddedCacheManager.class);
+        EmbeddedCacheManager manager = Lookups.qualified(beans, EmbeddedCacheManager.class);
         if (manager == null) {
             if (s.cacheMode().equals("none")) {
                 return null;
@@ -47,10 +47,6 @@ public class CacheSelection {
         return recordCache = new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries()), clock, signals);
     }
 
-    private <T> T qualified(Class<T> type) {
-        Instance<T> i = beans.select(type, ForIdempotency.Literal.INSTANCE);
-        return i.isResolvable() ? i.get() : null;
-    }
 
     @PreDestroy
     synchronized void stop() {

@@ -9,7 +9,6 @@ import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.core.StoreClock;
 import dev.idempotency.core.TransactionBridge;
-import dev.idempotency.ForIdempotency;
 import dev.idempotency.spi.IdempotencyStore;
 import dev.idempotency.spi.RecordCache;
 
@@ -141,7 +140,7 @@ public class IdempotencyRuntime {
         TransactionBridge bridge = tsr.bridge(beans);
         IdempotencyStore store = storeSelection.create(s, tsr);
         ExecutorService executor = executors.executor();
-        Clock clock = qualified(Clock.class);
+        Clock clock = Lookups.qualified(beans, Clock.class);
         if (clock == null) {
             // The store's clock, shared by every node (SPEC L2); a Clock bean of the application's wins as it is.
             storeClock = new StoreClock(store, Clock.systemUTC()).start(executors.scheduler(), STORE_CLOCK_RESYNC);
@@ -226,10 +225,6 @@ public class IdempotencyRuntime {
         }
     }
 
-    private <T> T qualified(Class<T> type) {
-        Instance<T> i = beans.select(type, ForIdempotency.Literal.INSTANCE);
-        return i.isResolvable() ? i.get() : null;
-    }
 
 
 }

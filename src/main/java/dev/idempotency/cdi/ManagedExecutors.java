@@ -24,7 +24,7 @@ public class ManagedExecutors {
     /** For store work on a clean thread (a release after a rolled back transaction, REQUIRES_NEW in Java SE). */
     public synchronized ExecutorService executor() {
         if (executor == null) {
-            executor = Jndi.lookup("java:comp/DefaultManagedExecutorService", ExecutorService.class);
+            executor = Lookups.jndi("java:comp/DefaultManagedExecutorService", ExecutorService.class);
             if (executor == null) {
                 executor = ownExecutor = Executors.newCachedThreadPool(daemon("idempotency-store"));
             }
@@ -35,7 +35,7 @@ public class ManagedExecutors {
     /** For the purge, the lease heartbeats and the store clock's resync. */
     public synchronized ScheduledExecutorService scheduler() {
         if (scheduler == null) {
-            scheduler = Jndi.lookup("java:comp/DefaultManagedScheduledExecutorService", ScheduledExecutorService.class);
+            scheduler = Lookups.jndi("java:comp/DefaultManagedScheduledExecutorService", ScheduledExecutorService.class);
             if (scheduler == null) {
                 ScheduledThreadPoolExecutor own = new ScheduledThreadPoolExecutor(1, daemon("idempotency-scheduler"));
                 own.setRemoveOnCancelPolicy(true); // a cancelled heartbeat leaves no task behind

@@ -55,15 +55,15 @@ public class StoreSelection {
         if (s.store().equals("memory")) {
             return new InMemoryIdempotencyStore();
         }
-        EntityManagerFactory emf = qualified(EntityManagerFactory.class);
+        EntityManagerFactory emf = Lookups.qualified(beans, EntityManagerFactory.class);
         JpaIdempotencyStore.InsertIfAbsent insertIfAbsent = JpaIdempotencyStore.InsertIfAbsent.PORTABLE;
         if (emf == null && !s.persistenceUnit().isEmpty()) {
             emf = ownEmf = Persistence.createEntityManagerFactory(s.persistenceUnit(), s.jpaProperties());
         }
         if (emf == null) {
-            DataSource ds = qualified(DataSource.class);
+            DataSource ds = Lookups.qualified(beans, DataSource.class);
             if (ds == null) {
-                ds = Jndi.lookup(s.datasource(), DataSource.class);
+                ds = Lookups.jndi(s.datasource(), DataSource.class);
             }
             if (ds == null) {
                 throw new IdempotencyConfigurationException("The JPA store has no database: no @ForIdempotency DataSource or "
@@ -97,10 +97,6 @@ public class StoreSelection {
         return new JpaIdempotencyStore(transactions, s.lockTimeout(), insertIfAbsent);
     }
 
-    private <T> T qualified(Class<T> type) {
-        Instance<T> i = beans.select(type, ForIdempotency.Literal.INSTANCE);
-        return i.isResolvable() ? i.get() : null;
-    }
 
     @PreDestroy
     synchronized void stop() {

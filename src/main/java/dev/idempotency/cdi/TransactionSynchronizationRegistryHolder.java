@@ -21,7 +21,7 @@ record TransactionSynchronizationRegistryHolder(jakarta.transaction.TransactionS
             return new TransactionSynchronizationRegistryHolder(bean.get());
         }
         return new TransactionSynchronizationRegistryHolder(
-                Jndi.lookup("java:comp/TransactionSynchronizationRegistry", jakarta.transaction.TransactionSynchronizationRegistry.class));
+                Lookups.jndi("java:comp/TransactionSynchronizationRegistry", jakarta.transaction.TransactionSynchronizationRegistry.class));
     }
 
     TransactionBridge bridge(Instance<Object> beans) {
@@ -49,7 +49,7 @@ record TransactionSynchronizationRegistryHolder(jakarta.transaction.TransactionS
      * new InitialContext per begin, getStatus and commit, 7 % of an HTTP request's CPU).
      */
     private static jakarta.transaction.UserTransaction userTransaction(Instance<Object> beans) {
-        jakarta.transaction.UserTransaction ut = Jndi.lookup("java:comp/UserTransaction", jakarta.transaction.UserTransaction.class);
+        jakarta.transaction.UserTransaction ut = Lookups.jndi("java:comp/UserTransaction", jakarta.transaction.UserTransaction.class);
         if (ut != null) {
             return ut;
         }
