@@ -64,8 +64,8 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
 
     @Override
     public void put(IdempotencyRecord finished) {
-        long lifespan = finished.expiresAt().toEpochMilli() - clock.millis();
-        if (lifespan <= 0 || !finished.isFinished()) {
+        long lifespan = lifespanMillis(finished);
+        if (lifespan <= 0) {
             return;
         }
         cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
@@ -74,26 +74,25 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
 
     @Override
     public void putLoaded(IdempotencyRecord finished) {
-        long lifespan = finished.expiresAt().toEpochMilli() - clock.millis();
-        if (lifespan <= 0 || !finished.isFinished()) {
+        long lifespan = lifespanMillis(finished);
+        if (lifespan <= 0) {
             return;
         }
         // Absent only: a tombstone (released or deleted since the read) or the record itself stays as it is.
         cache.putIfAbsent(finished.scopedKey().cacheId(), RecordBytes.encode(finished), lifespan, TimeUnit.MILLISECONDS);
     }
 
-    /** Released: the tombstone also wakes the waiters on every node, one of which claims next. */
+    /** How long an entry for the record may live: until the record expires; zero or less: not to be held. */
+    private long lifespanMillis(IdempotencyRecord record) {
+        return record.isFinished() ? record.expiresAt().toEpochMilli() - clock.millis() : 0;
+    }
+
+    /**
+     * Released or deleted ({@link #remove} is this too): a tombstone, which also wakes the waiters on every node, one
+     * of which claims next.
+     */
     @Override
     public void evict(ScopedKey key) {
-        bury(key);
-    }
-
-    @Override
-    public void remove(ScopedKey key) {
-        bury(key);
-    }
-
-    private void bury(ScopedKey key) {
         byte[] tombstone = java.nio.ByteBuffer.allocate(9).put(TOMBSTONE).putLong(nonce.incrementAndGet()).array();
         cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
                 .put(key.cacheId(), tombstone, TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);

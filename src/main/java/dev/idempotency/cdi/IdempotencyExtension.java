@@ -43,6 +43,9 @@ public class IdempotencyExtension implements Extension {
      */
     private final Map<BeanMethod, MethodSettings> settings = new ConcurrentHashMap<>();
 
+    /** What {@link #settingsFor} found for a target class (a container's subclass of the bean class, say): found once. */
+    private final Map<BeanMethod, MethodSettings> byTargetClass = new ConcurrentHashMap<>();
+
     /** A method as a member of one bean class. */
     private record BeanMethod(Class<?> beanClass, Method method) {
     }
@@ -129,11 +132,17 @@ public class IdempotencyExtension implements Extension {
     }
 
     public MethodSettings settingsFor(Class<?> targetClass, Method method) {
+        BeanMethod asCalled = new BeanMethod(targetClass, method);
+        MethodSettings known = byTargetClass.get(asCalled);
+        if (known != null) {
+            return known;
+        }
         // The target may be a subclass of the bean class (a container's proxy or subclass): its nearest
         // superclass that was resolved is the bean class.
         for (Class<?> c = targetClass; c != null && c != Object.class; c = c.getSuperclass()) {
             MethodSettings s = settings.get(new BeanMethod(c, method));
             if (s != null) {
+                byTargetClass.put(asCalled, s);
                 return s;
             }
         }

@@ -165,7 +165,7 @@ public final class IdempotencyEngine {
      */
     public Decision begin(ScopedKey key, String fingerprint, String requestType, Policy policy) {
         long started = System.nanoTime();
-        java.util.Set<String> claimsOfTransaction = claimsOfThisTransaction(key);
+        checkNotClaimedInThisTransaction(key);
         Decision fromCache = fromCache(key, fingerprint, started);
         if (fromCache != null) {
             return fromCache;
@@ -185,9 +185,7 @@ public final class IdempotencyEngine {
                         now.plus(policy.lease()), now.plus(policy.ttl())));
                 if (claim instanceof Claim.Acquired acquired) {
                     Ticket ticket = acquired.ticket();
-                    if (claimsOfTransaction != null) {
-                        claimsOfTransaction.add(key.cacheId());
-                    }
+                    rememberInThisTransaction(key);
                     observer.executed(key, Duration.ofNanos(System.nanoTime() - claimStarted), ticket.takeover());
                     if (ticket.takeover()) {
                         LOG.log(Level.WARNING, "Took over {0} from a holder whose lease expired (attempt {1})",
@@ -371,7 +369,7 @@ public final class IdempotencyEngine {
             throw new IllegalStateException(store.getClass().getName() + " cannot claim inside a transaction");
         }
         if (joined) {
-            claimsOfThisTransaction(key);
+            checkNotClaimedInThisTransaction(key);
         }
         long started = System.nanoTime();
         long deadline = started + policy.waitTimeout().toNanos();
@@ -476,10 +474,7 @@ public final class IdempotencyEngine {
         LOG.log(Level.FINE, "Claimed {0} in the transaction", key);
         AtomicHold hold = new AtomicHold(ticket, begun, joined);
         String id = key.cacheId();
-        java.util.Set<String> claimsOfTransaction = transactions.claimsOfThisTransaction();
-        if (claimsOfTransaction != null) {
-            claimsOfTransaction.add(id);
-        }
+        rememberInThisTransaction(key);
         transactions.afterCompletion(committed -> {
             heldHere.remove(id, mine);
             IdempotencyRecord record = hold.completed.get();
@@ -596,6 +591,12 @@ public final class IdempotencyEngine {
 
     /** The replay (or reuse rejection) of a finished, unexpired record in the cache; null when there is none. */
     private Decision fromCache(ScopedKey key, String fingerprint, long started) {
+        IdempotencyRecord cached = cachedFinished(key);
+        return cached == null ? null : finished(key, cached, fingerprint, started, true);
+    }
+
+    /** The finished, unexpired record the cache holds for the key; null when none, or when the cache fails. */
+    private IdempotencyRecord cachedFinished(ScopedKey key) {
         IdempotencyRecord cached;
         try {
             cached = cache.get(key).orElse(null);
@@ -604,10 +605,7 @@ public final class IdempotencyEngine {
             LOG.log(Level.WARNING, "Could not read the cache for " + key + "; asking the store", e);
             return null;
         }
-        if (cached != null && cached.isFinished() && !cached.isExpired(clock.instant())) {
-            return finished(key, cached, fingerprint, started, true);
-        }
-        return null;
+        return cached != null && cached.isFinished() && !cached.isExpired(clock.instant()) ? cached : null;
     }
 
     private Decision finished(ScopedKey key, IdempotencyRecord record, String fingerprint, long started, boolean fromCache) {
@@ -711,24 +709,28 @@ public final class IdempotencyEngine {
         }
     }
 
-    /**
-     * The keys claimed in the caller's active transaction (null: none, or the bridge cannot tell); throws when
-     * this key is one of them: a second claim would wait on the transaction's own row lock.
-     */
-    private java.util.Set<String> claimsOfThisTransaction(ScopedKey key) {
-        java.util.Set<String> claims = transactions.claimsOfThisTransaction();
+    /** Throws when the caller's active transaction claimed this key already: a second claim would wait on its own row lock. */
+    private void checkNotClaimedInThisTransaction(ScopedKey key) {
+        java.util.Set<String> claims = transactions.claimsOfThisTransaction(false);
         if (claims != null && claims.contains(key.cacheId())) {
             LOG.log(Level.FINE, "Rejected {0}: already claimed in this transaction", key);
             throw new IdempotencyKeyClaimedInTransactionException("The " + key + " was already claimed in this transaction,"
                     + " by a call whose outcome it has not committed: one transaction cannot run the same idempotent"
                     + " operation twice; call it once per transaction, or give each call its own key");
         }
-        return claims;
+    }
+
+    /** Notes a claim in the caller's active transaction (none: nothing to note). */
+    private void rememberInThisTransaction(ScopedKey key) {
+        java.util.Set<String> claims = transactions.claimsOfThisTransaction(true);
+        if (claims != null) {
+            claims.add(key.cacheId());
+        }
     }
 
     /** The key is free again inside the caller's transaction (its claim released or undone there). */
     private void forgetInThisTransaction(Ticket ticket) {
-        java.util.Set<String> claims = transactions.claimsOfThisTransaction();
+        java.util.Set<String> claims = transactions.claimsOfThisTransaction(false);
         if (claims != null) {
             claims.remove(ticket.scopedKey().cacheId());
         }
@@ -795,15 +797,11 @@ public final class IdempotencyEngine {
      * cached, unless a release or a deletion evicted the key meanwhile). Nothing is claimed.
      */
     public java.util.Optional<IdempotencyRecord> lookup(ScopedKey key) {
-        Instant now = clock.instant();
-        try {
-            java.util.Optional<IdempotencyRecord> cached = cache.get(key).filter(r -> r.isFinished() && !r.isExpired(now));
-            if (cached.isPresent()) {
-                return cached;
-            }
-        } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "Could not read the cache for " + key + "; asking the store", e);
+        IdempotencyRecord cached = cachedFinished(key);
+        if (cached != null) {
+            return java.util.Optional.of(cached);
         }
+        Instant now = clock.instant();
         java.util.Optional<IdempotencyRecord> found;
         try {
             found = store.find(key).filter(r -> r.isFinished() && !r.isExpired(now));

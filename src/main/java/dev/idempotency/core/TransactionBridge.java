@@ -44,11 +44,11 @@ public interface TransactionBridge {
 
     /**
      * The keys ({@link dev.idempotency.spi.ScopedKey#cacheId()}) claimed so far in the active transaction: a mutable
-     * set that lives as long as that transaction; {@code null} when there is none, or when this bridge cannot
-     * tell. A second claim of one key inside one transaction fails at once with it, instead of waiting on the
-     * transaction's own row lock.
+     * set that lives as long as that transaction, made when {@code create} and there is none yet; {@code null} when
+     * there is no active transaction, none was made, or this bridge cannot tell. A second claim of one key inside
+     * one transaction fails at once with it, instead of waiting on the transaction's own row lock.
      */
-    default java.util.Set<String> claimsOfThisTransaction() {
+    default java.util.Set<String> claimsOfThisTransaction(boolean create) {
         return null;
     }
 

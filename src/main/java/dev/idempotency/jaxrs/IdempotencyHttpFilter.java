@@ -60,17 +60,6 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     private final MethodSettings method;
     private final IdempotencyRuntime runtime;
 
-    /** The engine, taken from the runtime on the first request (the feature runs before the application has started). */
-    private volatile IdempotencyEngine engine;
-
-    private IdempotencyEngine engine() {
-        IdempotencyEngine e = engine;
-        if (e == null) {
-            engine = e = runtime.engine();
-        }
-        return e;
-    }
-
     IdempotencyHttpFilter(MethodSettings method, IdempotencyRuntime runtime) {
         this.method = method;
         this.runtime = runtime;
@@ -85,7 +74,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         if (values == null || values.isEmpty()) {
             if (method.required()) {
                 LOG.log(Level.FINE, "Rejected a request to {0}: no {1} header", new Object[] {method.describe(), header});
-                engine().observer().keyRejected(method.namespace(), true);
+                runtime.engine().observer().keyRejected(method.namespace(), true);
                 request.abortWith(Problems.keyMissing(header));
             }
             return;
@@ -95,7 +84,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         String problem = values.size() > 1 ? "is sent more than once" : KeyRules.problem(key, global.maxKeyLength());
         if (problem != null) {
             LOG.log(Level.FINE, "Rejected a request to {0}: its key {1}", new Object[] {method.describe(), problem});
-            engine().observer().keyRejected(method.namespace(), false);
+            runtime.engine().observer().keyRejected(method.namespace(), false);
             request.abortWith(Problems.keyInvalid(header, problem));
             return;
         }
@@ -114,8 +103,8 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         ScopedKey scopedKey = new ScopedKey(method.namespace(), principal(request.getSecurityContext(), global), key);
         try {
             boolean atomic = runtime.atomicHttp(method);
-            Decision decision = atomic ? engine().beginAtomic(scopedKey, fingerprint, null, method.policy())
-                    : engine().begin(scopedKey, fingerprint, null, method.policy());
+            Decision decision = atomic ? runtime.engine().beginAtomic(scopedKey, fingerprint, null, method.policy())
+                    : runtime.engine().begin(scopedKey, fingerprint, null, method.policy());
             if (decision instanceof Decision.Replay replay) {
                 request.abortWith(replay(StoredHttpResponse.decode(replay.record().response())));
             } else if (decision instanceof Decision.Held held) {
@@ -175,7 +164,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             if (!method.http().keepStatus().contains(status)) {
                 request.removeProperty(HOLD);
                 LOG.log(Level.FINE, "Rolling back {0}: status {1} is not kept", new Object[] {method.describe(), status});
-                engine().abortAtomic(hold);
+                runtime.engine().abortAtomic(hold);
                 return;
             }
             if (!response.hasEntity()) {
@@ -199,7 +188,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         if (!method.http().keepStatus().contains(status)) {
             request.removeProperty(TICKET);
             LOG.log(Level.FINE, "Releasing the key of {0}: status {1} is not kept", new Object[] {method.describe(), status});
-            engine().release(ticket);
+            runtime.engine().release(ticket);
             return;
         }
         if (!response.hasEntity()) {
@@ -216,7 +205,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         if (hold != null) {
             // Atomic: the completion commits the transaction, and only then are the same bytes sent (SPEC A4).
             context.removeProperty(HOLD);
-            writeAndStore(context, () -> engine().abortAtomic(hold), response -> completeAtomic(hold, response));
+            writeAndStore(context, () -> runtime.engine().abortAtomic(hold), response -> completeAtomic(hold, response));
             return;
         }
         Ticket ticket = (Ticket) context.getProperty(TICKET);
@@ -226,7 +215,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
         // Leased: the response is sent whether or not it could be stored (the operation ran).
         context.removeProperty(TICKET);
-        writeAndStore(context, () -> engine().release(ticket), response -> {
+        writeAndStore(context, () -> runtime.engine().release(ticket), response -> {
             complete(ticket, response);
             return true;
         });
@@ -277,7 +266,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
      */
     private boolean completeAtomic(AtomicHold hold, StoredHttpResponse response) {
         try {
-            engine().completeAtomic(hold, response.encode());
+            runtime.engine().completeAtomic(hold, response.encode());
             return true;
         } catch (RuntimeException e) {
             LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "
@@ -288,7 +277,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     private void complete(Ticket ticket, StoredHttpResponse response) {
         try {
-            engine().complete(ticket, response.encode());
+            runtime.engine().complete(ticket, response.encode());
         } catch (RuntimeException e) {
             // The operation ran and its response goes out; the key stays claimed until its lease ends.
             LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "

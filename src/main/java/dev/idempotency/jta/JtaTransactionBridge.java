@@ -124,17 +124,17 @@ public final class JtaTransactionBridge implements TransactionBridge {
         });
     }
 
-    /** Where {@link #claimsOfThisTransaction()} keeps its set, in the transaction's resources. */
+    /** Where {@link #claimsOfThisTransaction(boolean)} keeps its set, in the transaction's resources. */
     private static final Object CLAIMS = JtaTransactionBridge.class.getName() + ".claims";
 
     @Override
     @SuppressWarnings("unchecked")
-    public java.util.Set<String> claimsOfThisTransaction() {
+    public java.util.Set<String> claimsOfThisTransaction(boolean create) {
         if (!isActive()) {
             return null;
         }
         java.util.Set<String> claims = (java.util.Set<String>) registry.getResource(CLAIMS);
-        if (claims == null) {
+        if (claims == null && create) {
             claims = new java.util.HashSet<>();
             registry.putResource(CLAIMS, claims);
         }
