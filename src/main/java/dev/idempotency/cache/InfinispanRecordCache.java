@@ -43,7 +43,6 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
     private final LocalCompletionSignals signals;
     private final WakeUps wakeUps = new WakeUps();
     private final AtomicLong nonce = new AtomicLong();
-    private final java.util.List<java.util.function.Consumer<IdempotencyRecord>> putListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     public InfinispanRecordCache(Cache<String, byte[]> cache, Clock clock, LocalCompletionSignals signals) {
         this.cache = cache;
@@ -64,7 +63,12 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
 
     @Override
     public void put(IdempotencyRecord finished) {
-        long lifespan = lifespanMillis(finished);
+        put(finished, null);
+    }
+
+    @Override
+    public void put(IdempotencyRecord finished, java.time.Duration atMost) {
+        long lifespan = atMost == null ? lifespanMillis(finished) : Math.min(lifespanMillis(finished), atMost.toMillis());
         if (lifespan <= 0) {
             return;
         }
@@ -103,11 +107,6 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         cache.clear();
     }
 
-    @Override
-    public void onPut(java.util.function.Consumer<IdempotencyRecord> listener) {
-        putListeners.add(listener);
-    }
-
     /** Entries held (records and recent tombstones), for tests and operations. */
     public int size() {
         return cache.size();
@@ -131,12 +130,6 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
             String id = event.getKey();
             try {
                 signals.signal(id);
-                if (!putListeners.isEmpty() && event.getValue() != null) {
-                    IdempotencyRecord r = RecordBytes.decode(event.getValue());
-                    if (r != null) {
-                        putListeners.forEach(l -> l.accept(r));
-                    }
-                }
             } catch (RuntimeException e) {
                 LOG.log(Level.FINE, "Could not wake the waiters of " + id, e);
             }

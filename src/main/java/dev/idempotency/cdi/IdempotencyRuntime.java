@@ -71,6 +71,10 @@ public class IdempotencyRuntime {
     private StoreClock storeClock;
     /** How often the store's clock is read again (the monotonic clock carries it in between). */
     private static final Duration STORE_CLOCK_RESYNC = Duration.ofSeconds(30);
+    /** How often sightings answered from the cache reach the store ({@code IdempotencyManager.check}). */
+    static final Duration SIGHTINGS_FLUSH = Duration.ofSeconds(1);
+    /** How long a cache of this node's own answers a sighting at most. */
+    static final Duration SIGHTING_CACHED_AT_MOST = Duration.ofSeconds(5);
 
     void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
         engine();
@@ -152,6 +156,10 @@ public class IdempotencyRuntime {
                 s.lockTimeout().plusSeconds(5), recordCache == null ? RecordCache.NONE : recordCache);
         checkClaimModes(started);
         started.renewLeasesWith(executors.scheduler(), s.leaseRenewalLimit());
+        // IdempotencyManager.check's sightings: to the store once a second; a cache of this node's own (not shared
+        // by the cluster) answers one for 5 s at most, after which the store answers with every node's sightings.
+        boolean shared = recordCache != null && recordCache.cache().getCacheConfiguration().clustering().cacheMode().isClustered();
+        started.recordSightingsWith(executors.scheduler(), SIGHTINGS_FLUSH, shared ? null : SIGHTING_CACHED_AT_MOST);
         started.observer(new Observability(metrics, metricsPublisher(), beanManager.getEvent().select(IdempotencyEvent.class), clock));
         engine = started;
         purgeSchedule.start(started);
@@ -212,6 +220,11 @@ public class IdempotencyRuntime {
     void stop() {
         if (engine != null) {
             engine.renewLeasesWith(null, Duration.ZERO);
+            try {
+                engine.recordSightingsWith(null, SIGHTINGS_FLUSH, null); // writes what is queued
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "Could not record the last sightings at shutdown", e);
+            }
         }
         if (storeClock != null) {
             storeClock.stop();

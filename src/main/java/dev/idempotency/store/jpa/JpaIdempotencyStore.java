@@ -440,6 +440,27 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         }
     }
 
+    private static final String SIGHTED = "UPDATE idempotency_record SET last_seen = ?1 WHERE id = ?2 AND last_seen < ?1";
+
+    /** One {@code UPDATE} per id, all in one transaction of their own; no lock beyond the rows updated. */
+    @Override
+    public void recordSightings(Map<ScopedKey, Instant> lastSeen) {
+        if (lastSeen.isEmpty()) {
+            return;
+        }
+        try {
+            transactions.inNewTransaction(em -> {
+                // In id order: two nodes' batches lock their common rows in the same order (no deadlock).
+                new java.util.TreeMap<String, Instant>(lastSeen.entrySet().stream().collect(java.util.stream.Collectors.toMap(
+                        e -> e.getKey().id(), Map.Entry::getValue, (a, b) -> a.isAfter(b) ? a : b)))
+                        .forEach((id, at) -> em.createNativeQuery(SIGHTED).setParameter(1, at.toEpochMilli()).setParameter(2, id).executeUpdate());
+                return null;
+            });
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not record " + lastSeen.size() + " sightings", e);
+        }
+    }
+
     @Override
     public boolean release(Ticket ticket, Instant now) {
         String id = ticket.scopedKey().id();
