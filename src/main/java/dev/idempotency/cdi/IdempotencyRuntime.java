@@ -160,6 +160,7 @@ public class IdempotencyRuntime {
         // by the cluster) answers one for 5 s at most, after which the store answers with every node's sightings.
         boolean shared = recordCache != null && recordCache.cache().getCacheConfiguration().clustering().cacheMode().isClustered();
         started.recordSightingsWith(executors.scheduler(), SIGHTINGS_FLUSH, shared ? null : SIGHTING_CACHED_AT_MOST);
+        storeSelection.beforeStop(() -> lastSightings(started));
         started.observer(new Observability(metrics, metricsPublisher(), beanManager.getEvent().select(IdempotencyEvent.class), clock));
         engine = started;
         purgeSchedule.start(started);
@@ -216,15 +217,20 @@ public class IdempotencyRuntime {
         return recordCache;
     }
 
+    /** Writes the sightings still queued and stops the schedule (at shutdown, before the store closes). */
+    private static void lastSightings(IdempotencyEngine engine) {
+        try {
+            engine.recordSightingsWith(null, SIGHTINGS_FLUSH, null);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not record the last sightings at shutdown", e);
+        }
+    }
+
     @PreDestroy
     void stop() {
         if (engine != null) {
             engine.renewLeasesWith(null, Duration.ZERO);
-            try {
-                engine.recordSightingsWith(null, SIGHTINGS_FLUSH, null); // writes what is queued
-            } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "Could not record the last sightings at shutdown", e);
-            }
+            lastSightings(engine);
         }
         if (storeClock != null) {
             storeClock.stop();
