@@ -273,8 +273,39 @@ public final class IdempotencyEngine {
                 return step instanceof Step.Claimed<AtomicOutcome<R>> claimed
                         ? new Step.Done<>(new AtomicOutcome.Ran<>(runHeld(claimed.hold(), call))) : step;
             };
-            return joined ? attempt.call() : transactions.required(attempt);
+            if (joined) {
+                return attempt.call();
+            }
+            try {
+                return transactions.required(attempt);
+            } catch (Exception e) {
+                return afterLostCommit(key, e);
+            }
         });
+    }
+
+    /**
+     * The library's transaction failed. When it lost to another transaction's commit (on a multi-primary database, a
+     * certification failure: another node committed the same key first) and the key now has a record, the claim is
+     * judged again in a new transaction (a replay, or "in progress"); the operation's work rolled back with it.
+     * Otherwise the failure is the caller's.
+     */
+    private <T> Step<T> afterLostCommit(ScopedKey key, Exception failure) throws Exception {
+        if (!atomicClaims.lostToAnotherCommit(failure)) {
+            throw failure;
+        }
+        java.util.Optional<IdempotencyRecord> winner;
+        try {
+            winner = store.find(key);
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+            throw failure;
+        }
+        if (winner.isEmpty()) {
+            throw failure; // a conflict on the operation's own rows: not a lost race for the key
+        }
+        LOG.log(Level.FINE, "{0}: another transaction committed the key first ({1}); judging it again", new Object[] {key, failure});
+        return new Step.Blocked<>(true, MIN_RETRY_AFTER);
     }
 
     /**

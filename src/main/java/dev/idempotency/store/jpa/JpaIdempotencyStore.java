@@ -323,6 +323,35 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         return null;
     }
 
+    /** SQLState 40001 (serialization failure; MariaDB's deadlock and Galera's certification failure, 1213) or 40P01. */
+    @Override
+    public boolean lostToAnotherCommit(Throwable failure) {
+        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        java.util.ArrayDeque<Throwable> next = new java.util.ArrayDeque<>(List.of(failure));
+        while (!next.isEmpty()) {
+            Throwable c = next.pop();
+            if (!seen.add(c)) {
+                continue;
+            }
+            if (c instanceof java.sql.SQLException sql) {
+                String state = sql.getSQLState() == null ? "" : sql.getSQLState();
+                if (state.equals("40001") || state.equals("40P01") || sql.getErrorCode() == 1213) {
+                    return true;
+                }
+                if (sql.getNextException() != null) {
+                    next.push(sql.getNextException());
+                }
+            }
+            if (c.getCause() != null) {
+                next.push(c.getCause());
+            }
+            for (Throwable s : c.getSuppressed()) {
+                next.push(s);
+            }
+        }
+        return false;
+    }
+
     @Override
     public void unclaimInTransaction(Ticket ticket) {
         try {
