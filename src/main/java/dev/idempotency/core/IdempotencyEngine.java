@@ -290,19 +290,22 @@ public final class IdempotencyEngine {
      * judged again in a new transaction (a replay, or "in progress"); the operation's work rolled back with it.
      * Otherwise the failure is the caller's.
      */
+    /** Whether the key has a committed record now (after this node's transaction for it rolled back). */
+    private boolean committedByAnother(ScopedKey key) {
+        try {
+            return store.find(key).isPresent();
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "Could not read the " + key + " after a lost commit", e);
+            return false;
+        }
+    }
+
     private <T> Step<T> afterLostCommit(ScopedKey key, Exception failure) throws Exception {
         if (!atomicClaims.lostToAnotherCommit(failure)) {
             throw failure;
         }
-        java.util.Optional<IdempotencyRecord> winner;
-        try {
-            winner = store.find(key);
-        } catch (RuntimeException e) {
-            failure.addSuppressed(e);
-            throw failure;
-        }
-        if (winner.isEmpty()) {
-            throw failure; // a conflict on the operation's own rows: not a lost race for the key
+        if (!committedByAnother(key)) {
+            throw failure; // a conflict on the operation's own rows (or the store cannot tell): not a lost race for the key
         }
         LOG.log(Level.FINE, "{0}: another transaction committed the key first ({1}); judging it again", new Object[] {key, failure});
         return new Step.Blocked<>(true, MIN_RETRY_AFTER);
@@ -354,6 +357,9 @@ public final class IdempotencyEngine {
      * the engine began it. When the transaction is marked for rollback, nothing is stored and it rolls back.
      *
      * @return whether the response is now stored (committed, or written into the caller's transaction)
+     * @throws IdempotencyInProgressException the commit lost to another transaction that committed the key first (a
+     *                                        multi-primary database, whose nodes certify commits): this work rolled
+     *                                        back, a retry replays the other's
      * @throws IdempotencyStoreException the completion or the commit failed: nothing about the call is kept
      */
     public boolean completeAtomic(AtomicHold hold, byte[] response) {
@@ -367,16 +373,32 @@ public final class IdempotencyEngine {
             writeAnswer(hold, response);
         } catch (RuntimeException e) {
             abortAtomic(hold);
-            throw e;
+            throw hold.begun != null && lostTheKey(ticket.scopedKey(), e) ? rejected(ticket.scopedKey(), MIN_RETRY_AFTER) : e;
         }
         if (hold.begun != null) {
             try {
                 hold.begun.commit();
             } catch (RuntimeException e) {
+                if (lostTheKey(ticket.scopedKey(), e)) {
+                    throw rejected(ticket.scopedKey(), MIN_RETRY_AFTER);
+                }
                 observer.storeError(ticket.scopedKey().namespace(), e);
                 throw new IdempotencyStoreException("Could not commit the work and the response of the " + ticket.scopedKey(), e);
             }
         }
+        return true;
+    }
+
+    /**
+     * Whether this node's transaction for the key, rolled back now, lost to another transaction that committed the
+     * key first (a multi-primary database: the other node's commit was certified first, and this one was aborted).
+     */
+    private boolean lostTheKey(ScopedKey key, RuntimeException failure) {
+        if (!atomicClaims.lostToAnotherCommit(failure) || !committedByAnother(key)) {
+            return false;
+        }
+        LOG.log(Level.FINE, "{0}: another transaction committed the key first ({1})", new Object[] {key, failure});
+        observer.conflict(key);
         return true;
     }
 

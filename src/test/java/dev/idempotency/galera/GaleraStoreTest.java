@@ -2,6 +2,7 @@ package dev.idempotency.galera;
 
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.core.AtomicCall;
+import dev.idempotency.core.AtomicHold;
 import dev.idempotency.core.AtomicOutcome;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
@@ -93,7 +94,10 @@ class GaleraStoreTest {
         for (int node = 1; node <= cluster.size(); node++) {
             JtaEnvironment env = new JtaEnvironment(cluster.url(node), GaleraCluster.USER, GaleraCluster.PASSWORD, Map.of(), 20, false);
             envs.add(env);
-            nodes.add(new IdempotencyEngine(env.store, Clock.systemUTC(), "app-" + node, env.bridge(), wakeUps,
+            // With a UserTransaction: the HTTP door's way, a transaction begun on the request's thread and left open.
+            var bridge = new dev.idempotency.jta.JtaTransactionBridge(env.tsr, new dev.idempotency.jta.TransactionManagerRequiresNew(env.tm),
+                    com.arjuna.ats.jta.UserTransaction.userTransaction());
+            nodes.add(new IdempotencyEngine(env.store, Clock.systemUTC(), "app-" + node, bridge, wakeUps,
                     Executors.newCachedThreadPool(), Duration.ofSeconds(30), RecordCache.NONE));
         }
         pool = Executors.newFixedThreadPool(48);
@@ -229,6 +233,48 @@ class GaleraStoreTest {
             assertThat(answers.get("receipt-" + key)).as("the waiting racers of %s all got its receipt", key).isNotNull()
                     .satisfies(n -> assertThat(n.get()).isGreaterThanOrEqualTo(16));
         }
+    }
+
+    /**
+     * Two nodes claim one key atomically, each in its own open transaction on its own database node (neither sees the
+     * other's uncommitted row), and both write their business row: the first to commit wins; the second's commit
+     * fails certification, its business row rolls back with it, and it is told "in progress" (the HTTP door's 409),
+     * not a store error. A third node then replays the winner.
+     */
+    @Test
+    void theSecondOfTwoNodesToCommitAKeyLosesItsWorkAndIsToldInProgress() throws Exception {
+        ScopedKey key = new ScopedKey("payments", "anonymous", "two-commits");
+        CountDownLatch bothCharged = new CountDownLatch(2);
+        CountDownLatch firstCommitted = new CountDownLatch(1);
+        Future<Boolean> first = pool.submit(() -> {
+            AtomicHold hold = ((Decision.Held) nodes.get(0).beginAtomic(key, "fp-two-commits", null, REJECT)).hold();
+            charge(1, "two-commits");
+            bothCharged.countDown();
+            bothCharged.await();
+            try {
+                return nodes.get(0).completeAtomic(hold, "receipt-1".getBytes(StandardCharsets.UTF_8));
+            } finally {
+                firstCommitted.countDown();
+            }
+        });
+        Future<Throwable> second = pool.submit(() -> {
+            AtomicHold hold = ((Decision.Held) nodes.get(1).beginAtomic(key, "fp-two-commits", null, REJECT)).hold();
+            charge(2, "two-commits");
+            bothCharged.countDown();
+            firstCommitted.await();
+            try {
+                nodes.get(1).completeAtomic(hold, "receipt-2".getBytes(StandardCharsets.UTF_8));
+                return null;
+            } catch (Exception e) {
+                return e;
+            }
+        });
+        assertThat(first.get(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(second.get(60, TimeUnit.SECONDS)).as("the loser of the certification").isInstanceOf(IdempotencyInProgressException.class);
+        for (int node = 1; node <= cluster.size(); node++) {
+            assertThat(count(node, "select count(*) from test_payment")).as("business rows on node %d", node).isOne();
+        }
+        assertThat(call(true, 3, "two-commits", REJECT)).isEqualTo("receipt-1");
     }
 
     @Test
