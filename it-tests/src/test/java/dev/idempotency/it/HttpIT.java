@@ -167,4 +167,23 @@ class HttpIT extends ServerIT {
         assertThat(send(postJson("api/payments", k, PAYMENT)).body()).isNotEqualTo(alice.body()).isNotEqualTo(bob.body());
         assertThat(stat("payments")).isEqualTo(payments + 3);
     }
+
+    @Test
+    @DisplayName("The example answers a malformed JSON body with 400 problem+json (not the server's 500 page); nothing charged")
+    void malformedJson() throws Exception {
+        long charges = stat("charges");
+        long transfers = stat("transfers");
+        for (String body : new String[] {"{\"amount\":1,", "{\"amount\":\"ten\",\"currency\":\"EUR\"}", "not json"}) {
+            HttpResponse<String> r = send(postJson("api/payments", key(), body));
+            assertThat(r.statusCode()).as(body).isEqualTo(400);
+            assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
+            assertThat(r.body()).contains("\"type\":\"https://idempotency.dev/example/problems/invalid-request\"")
+                    .contains("\"status\":400").contains("not valid JSON");
+            HttpResponse<String> t = send(postJson("api/transfers", null, body));
+            assertThat(t.statusCode()).as(body).isEqualTo(400);
+            assertThat(t.body()).contains("https://idempotency.dev/example/problems/invalid-request");
+        }
+        assertThat(stat("charges")).isEqualTo(charges);
+        assertThat(stat("transfers")).isEqualTo(transfers);
+    }
 }
