@@ -148,4 +148,14 @@ public @interface Idempotent {
     @Nonbinding
     boolean failOpen() default false;
 
+    /**
+     * HTTP only: what a keyed request without an authenticated principal gets (its key would otherwise share one
+     * {@code anonymous} scope with every other unauthenticated caller's): {@code "allow"} (that shared scope),
+     * {@code "reject"} ({@code 401} problem {@code unauthenticated}; nothing runs), or {@code "header:<name>"}
+     * (the scope is that request header's value, an API client id, as {@code anonymous:<value>}; a request
+     * without it is {@code 401}, a malformed one {@code 400}). Empty means {@code idempotency.anonymous}
+     * ({@code allow}). See the README's security section for which to choose.
+     */
+    @Nonbinding
+    String anonymous() default "";
 }

@@ -7,6 +7,8 @@ package dev.idempotency.config;
  * @param keepStatus      the response statuses kept and replayed; others release the key
  * @param maxResponseSize the largest response body stored, in bytes
  * @param failOpen        whether an unreachable store lets the request run unprotected
+ * @param anonymous       what a keyed request without an authenticated principal gets (SPEC H15)
  */
-public record HttpOptions(String header, StatusSet keepStatus, long maxResponseSize, boolean failOpen) {
+public record HttpOptions(String header, StatusSet keepStatus, long maxResponseSize, boolean failOpen,
+                          AnonymousPolicy anonymous) {
 }

@@ -34,7 +34,8 @@ public final class MethodSettingsResolver {
 
     /** The members that configuration may override. */
     public static final Set<String> MEMBERS = Set.of("enabled", "namespace", "required", "keepOn", "releaseOn",
-            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen", "messageProperty", "claim");
+            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen", "messageProperty", "claim",
+            "anonymous");
 
     private static final String SEGMENT = "Idempotent/";
 
@@ -151,6 +152,13 @@ public final class MethodSettingsResolver {
                 v -> (long) ConfigValues.integer(lookup.keyOf("maxResponseSize"), v, 0, 16_777_216), global.maxResponseSize());
         boolean failOpen = lookup.get("failOpen", annotation.failOpen() ? "true" : null,
                 v -> ConfigValues.bool(lookup.keyOf("failOpen"), v), global.failOpen());
+        AnonymousPolicy anonymous = lookup.get("anonymous", blankToNull(annotation.anonymous()),
+                v -> AnonymousPolicy.parse(lookup.keyOf("anonymous"), v), global.anonymous());
+        if (keySource == KeySource.HTTP_HEADER && anonymous.mode() == AnonymousPolicy.Mode.HEADER && !global.scopeByPrincipal()) {
+            errors.add("@Idempotent method " + where + " scopes anonymous keys by the header " + anonymous.header()
+                    + " (anonymous=" + anonymous + "), but idempotency.scope-by-principal=false shares every key among all"
+                    + " callers: set idempotency.scope-by-principal=true, or anonymous to allow or reject");
+        }
 
         String messageProperty = lookup.get("messageProperty", blankToNull(annotation.messageProperty()), v -> {
             String p = v.strip();
@@ -208,7 +216,7 @@ public final class MethodSettingsResolver {
         }
         return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keepOn, releaseOn,
                 new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout, global.claimLockTimeout()), valueType, async, voidResult,
-                new HttpOptions(header, keepStatus, maxResponseSize, failOpen), messageProperty, claim));
+                new HttpOptions(header, keepStatus, maxResponseSize, failOpen, anonymous), messageProperty, claim));
     }
 
     /** {@code <fqcn>#<method>(<simple parameter types>)}, shortened with a hash when over 200 characters. */

@@ -4,6 +4,7 @@ import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.cdi.IdempotencyRuntime;
+import dev.idempotency.config.AnonymousPolicy;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.config.MethodSettings;
 import dev.idempotency.core.AtomicHold;
@@ -88,6 +89,10 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             request.abortWith(Problems.keyInvalid(header, problem));
             return;
         }
+        String principal = principal(request, global);
+        if (principal == null) {
+            return; // aborted: 401 or 400
+        }
         byte[] body = EMPTY;
         if (request.hasEntity()) {
             body = request.getEntityStream().readAllBytes();
@@ -100,7 +105,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 .add(request.getHeaderString(HttpHeaders.CONTENT_TYPE))
                 .add(body)
                 .hex();
-        ScopedKey scopedKey = new ScopedKey(method.namespace(), principal(request.getSecurityContext(), global), key);
+        ScopedKey scopedKey = new ScopedKey(method.namespace(), principal, key);
         try {
             boolean atomic = runtime.atomicHttp(method);
             Decision decision = atomic ? runtime.engine().beginAtomic(scopedKey, fingerprint, null, method.policy())
@@ -128,8 +133,38 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
     }
 
-    private static String principal(SecurityContext security, GlobalSettings global) {
-        return ScopedKey.principalOf(security == null ? null : security.getUserPrincipal(), global.scopeByPrincipal());
+    /**
+     * The principal part of the key (SPEC H9, H15): the authenticated caller's, else what the method's anonymous policy
+     * says: the shared {@code anonymous}, the client header's {@code anonymous:<id>}, or {@code null} after aborting
+     * the request ({@code 401}, or {@code 400} for a malformed client header).
+     */
+    private String principal(ContainerRequestContext request, GlobalSettings global) {
+        SecurityContext security = request.getSecurityContext();
+        java.security.Principal caller = security == null ? null : security.getUserPrincipal();
+        AnonymousPolicy anonymous = method.http().anonymous();
+        if (anonymous.mode() == AnonymousPolicy.Mode.ALLOW || (caller != null && caller.getName() != null && !caller.getName().isEmpty())) {
+            return ScopedKey.principalOf(caller, global.scopeByPrincipal());
+        }
+        if (anonymous.mode() == AnonymousPolicy.Mode.REJECT) {
+            LOG.log(Level.FINE, "Rejected a keyed request to {0}: no authenticated caller", method.describe());
+            request.abortWith(Problems.unauthenticated(null));
+            return null;
+        }
+        List<String> clients = request.getHeaders().get(anonymous.header());
+        if (clients == null || clients.isEmpty()) {
+            LOG.log(Level.FINE, "Rejected a keyed request to {0}: no authenticated caller and no {1} header",
+                    new Object[] {method.describe(), anonymous.header()});
+            request.abortWith(Problems.unauthenticated(anonymous.header()));
+            return null;
+        }
+        String client = clients.get(0).strip();
+        String problem = clients.size() > 1 ? "is sent more than once" : KeyRules.problem(client, AnonymousPolicy.MAX_CLIENT_ID);
+        if (problem != null) {
+            LOG.log(Level.FINE, "Rejected a keyed request to {0}: its {1} header {2}", new Object[] {method.describe(), anonymous.header(), problem});
+            request.abortWith(Problems.clientIdInvalid(anonymous.header(), problem));
+            return null;
+        }
+        return AnonymousPolicy.CLIENT_PREFIX + client;
     }
 
     /** The draft sends the key as a structured-field string, {@code "abc"}; a bare token is accepted too. */

@@ -16,6 +16,8 @@ final class Problems {
     static final String KEY_REUSED = BASE + "key-reused";
     static final String IN_PROGRESS = BASE + "request-in-progress";
     static final String STORE_UNAVAILABLE = BASE + "store-unavailable";
+    static final String UNAUTHENTICATED = BASE + "unauthenticated";
+    static final String CLIENT_ID_INVALID = BASE + "client-id-invalid";
 
     /** Retry-After of a 503: the store is checked again on the next request. */
     static final long STORE_RETRY_AFTER_SECONDS = 5;
@@ -31,6 +33,21 @@ final class Problems {
     static Response keyInvalid(String header, String problem) {
         return problem(400, KEY_INVALID, "Idempotency key invalid",
                 "The " + header + " header " + problem + ". Send one value of 1 to 255 printable ASCII characters.", null);
+    }
+
+    /** SPEC H15: a keyed request without a principal where anonymous keys are rejected or need a client header. */
+    static Response unauthenticated(String clientHeader) {
+        return problem(401, UNAUTHENTICATED, "Authentication required for idempotency keys",
+                clientHeader == null
+                        ? "This operation accepts an idempotency key only from an authenticated caller. Authenticate and retry."
+                        : "This operation accepts an idempotency key only from an authenticated caller or a client that names "
+                        + "itself in the " + clientHeader + " request header. Send either and retry.", null);
+    }
+
+    static Response clientIdInvalid(String clientHeader, String problem) {
+        return problem(400, CLIENT_ID_INVALID, "Client id invalid",
+                "The " + clientHeader + " header " + problem + ". Send one value of 1 to "
+                        + dev.idempotency.config.AnonymousPolicy.MAX_CLIENT_ID + " printable ASCII characters.", null);
     }
 
     static Response keyReused(String header) {

@@ -276,4 +276,38 @@ class DeploymentErrorsTest {
             assertThat(c.select(ClassLevel.class).get().fine("k")).isEqualTo("x");
         }
     }
+
+    @jakarta.ws.rs.Path("/anonymous")
+    @ApplicationScoped
+    public static class AnonymousByHeader {
+        @jakarta.ws.rs.POST
+        @Idempotent(anonymous = "header:X-Client-Id")
+        public String create() {
+            return "x";
+        }
+    }
+
+    @jakarta.ws.rs.Path("/anonymous-bad")
+    @ApplicationScoped
+    public static class AnonymousMisspelt {
+        @jakarta.ws.rs.POST
+        @Idempotent(anonymous = "deny")
+        public String create() {
+            return "x";
+        }
+    }
+
+    @Test
+    void badAnonymousPolicies() {
+        assertThat(deploymentFailure(Map.of("idempotency.anonymous", "sometimes"), ClassLevel.class))
+                .contains("idempotency.anonymous=sometimes must be allow, reject or header:<request header name>");
+        assertThat(deploymentFailure(Map.of("idempotency.anonymous", "header:bad header"), ClassLevel.class))
+                .contains("idempotency.anonymous=header:bad header is not header:<request header name>: 'bad header' is not an HTTP header name");
+        assertThat(deploymentFailure(Map.of(), AnonymousMisspelt.class))
+                .contains("@Idempotent method " + AnonymousMisspelt.class.getName() + "#create: @Idempotent(anonymous) on "
+                        + AnonymousMisspelt.class.getName() + "#create=deny must be allow, reject or header:<request header name>");
+        assertThat(deploymentFailure(Map.of("idempotency.scope-by-principal", "false"), AnonymousByHeader.class))
+                .contains("@Idempotent method " + AnonymousByHeader.class.getName() + "#create scopes anonymous keys by the header "
+                        + "X-Client-Id (anonymous=header:X-Client-Id), but idempotency.scope-by-principal=false shares every key");
+    }
 }

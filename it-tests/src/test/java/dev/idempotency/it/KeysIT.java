@@ -1,0 +1,55 @@
+package dev.idempotency.it;
+
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.net.http.HttpResponse;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Issue 19 in the server, through the example: anonymous clients' scopes (H15), keys inside commands (I8). */
+class KeysIT extends ServerIT {
+
+    @Deployment(testable = false)
+    static WebArchive deployment() {
+        return exampleWithTestBeans();
+    }
+
+    static String key() {
+        return UUID.randomUUID().toString();
+    }
+
+    static final String ORDER = "{\"orderId\":\"%s\",\"amount\":1200,\"currency\":\"EUR\",\"placedAt\":\"%s\"}";
+
+    static void assertProblem(HttpResponse<String> r, int status, String type) {
+        assertThat(r.statusCode()).isEqualTo(status);
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
+        assertThat(r.body()).contains("\"type\":\"" + type + "\"");
+    }
+
+    @Test
+    @DisplayName("H15: POST /api/orders scopes anonymous keys by X-Client-Id: without it 401; two clients with one key pay twice, each replays its own")
+    void anonymousClientsHaveScopesOfTheirOwn() throws Exception {
+        long payments = stat("payments");
+        String k = key();
+        String order = String.format(ORDER, "o-" + k, "2026-11-23T10:00:00Z");
+        assertProblem(send(postJson("api/orders", k, order)), 401, "https://idempotency.dev/problems/unauthenticated");
+        assertThat(stat("payments")).isEqualTo(payments);
+
+        HttpResponse<String> a = send(postJson("api/orders", k, order).header("X-Client-Id", "shop-a"));
+        HttpResponse<String> b = send(postJson("api/orders", k, order).header("X-Client-Id", "shop-b"));
+        assertThat(a.statusCode()).isEqualTo(201);
+        assertThat(b.statusCode()).isEqualTo(201);
+        assertThat(b.body()).isNotEqualTo(a.body());
+        HttpResponse<String> retryA = send(postJson("api/orders", k, order).header("X-Client-Id", "shop-a"));
+        assertThat(retryA.body()).isEqualTo(a.body());
+        assertThat(retryA.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        HttpResponse<String> alice = send(postJson("api/orders", k, order).header("Authorization", basic("alice")));
+        assertThat(alice.statusCode()).isEqualTo(201);
+        assertThat(alice.body()).isNotEqualTo(a.body()).isNotEqualTo(b.body());
+        assertThat(stat("payments")).isEqualTo(payments + 3);
+    }
+}
