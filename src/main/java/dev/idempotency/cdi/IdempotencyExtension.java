@@ -1,6 +1,7 @@
 package dev.idempotency.cdi;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyKey;
 import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.config.ConfigErrors;
 import dev.idempotency.config.GlobalSettings;
@@ -101,12 +102,40 @@ public class IdempotencyExtension implements Extension {
                 annotation = classLevel;
             }
             if (annotation != null) {
+                parameterTypes.addAll(java.util.Arrays.asList(method.getParameterTypes()));
                 resolver.resolve(beanClass, method, annotation, errors).ifPresent(s -> settings.put(new BeanMethod(beanClass, method), s));
             }
         }
     }
 
+    /** Types with a member marked {@code @IdempotencyKey} (SPEC I8), checked against the parameter types below. */
+    private final Map<Class<?>, String> typesWithKeyMembers = new ConcurrentHashMap<>();
+    /** The parameter types of every {@code @Idempotent} method resolved at deployment. */
+    private final java.util.Set<Class<?>> parameterTypes = ConcurrentHashMap.newKeySet();
+
+    <T> void findKeyMembers(@Observes @WithAnnotations(IdempotencyKey.class) ProcessAnnotatedType<T> pat) {
+        Class<T> type = pat.getAnnotatedType().getJavaClass();
+        for (java.lang.reflect.Field f : type.getDeclaredFields()) {
+            if (f.isAnnotationPresent(IdempotencyKey.class)) {
+                typesWithKeyMembers.putIfAbsent(type, "field " + f.getName());
+            }
+        }
+        for (Method m : type.getDeclaredMethods()) {
+            if (m.isAnnotationPresent(IdempotencyKey.class)) {
+                typesWithKeyMembers.putIfAbsent(type, "method " + m.getName() + "()");
+            }
+        }
+    }
+
     void afterBeanDiscovery(@Observes AfterBeanDiscovery abd) {
+        typesWithKeyMembers.forEach((type, member) -> {
+            if (!parameterTypes.contains(type)) {
+                errors.add("The " + member + " of " + type.getName() + " is marked @IdempotencyKey, but " + type.getSimpleName()
+                        + " is the type of no @Idempotent method's parameter: a key inside an argument is read from the"
+                        + " parameter's own type (a record component, field or getter, one level deep). Mark the key where"
+                        + " the @Idempotent method receives it, or remove @IdempotencyKey");
+            }
+        });
         errors.all().forEach(abd::addDefinitionError);
     }
 

@@ -71,14 +71,15 @@ public class IdempotentInterceptor {
         }
         Object[] args = ctx.getParameters();
         boolean jms = m.keySource() == KeySource.JMS_MESSAGE;
-        String key = keyOf(m, jms ? JmsMessages.key(args[0], m.messageProperty()) : args[m.keyIndex()]);
+        String key = keyOf(m, jms ? JmsMessages.key(args[0], m.messageProperty()) : m.keyOf(args));
         if (key == null) {
             if (m.required()) {
                 engine.observer().keyRejected(m.namespace(), true);
                 LOG.log(Level.FINE, "Rejected a call of {0}: no key", m.describe());
                 throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe()
                         + (jms ? ": the message has no " + (m.messageProperty() == null ? "JMS message id" : "property " + m.messageProperty())
-                        : ": its @IdempotencyKey parameter is null or blank"));
+                        : m.keyInside() == null ? ": its @IdempotencyKey parameter is null or blank"
+                        : ": its key " + m.keyInside().description() + " is null or blank, or the parameter is null"));
             }
             return ctx.proceed();
         }

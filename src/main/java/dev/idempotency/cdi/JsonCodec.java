@@ -26,17 +26,36 @@ final class JsonCodec implements AutoCloseable {
             .withPropertyOrderStrategy(PropertyOrderStrategy.LEXICOGRAPHICAL)
             .withFormatting(false));
 
+    /** JSON-P, looked up once (each {@code Json.create...} call looks its provider up again). */
+    private final jakarta.json.spi.JsonProvider jsonp = jakarta.json.spi.JsonProvider.provider();
+
     /** SHA-256 over the method's arguments other than the key, each serialised with its declared type. */
     String fingerprint(MethodSettings m, Object[] args) {
         Fingerprint f = Fingerprint.start().add(m.namespace());
         Type[] types = m.method().getGenericParameterTypes();
         for (int i = 0; i < args.length; i++) {
             if (i == m.keyIndex()) {
+                if (m.keyInside() != null) {
+                    // The rest of the argument is the fingerprint (I8).
+                    f.add(args[i] == null ? null : withoutKey(jsonb.toJson(args[i], types[i]), m.keyInside().property())
+                            .getBytes(StandardCharsets.UTF_8));
+                }
                 continue;
             }
             f.add(args[i] == null ? null : jsonb.toJson(args[i], types[i]).getBytes(StandardCharsets.UTF_8));
         }
         return f.hex();
+    }
+
+    /** The argument's JSON without the key's property (when it is an object that has it). */
+    String withoutKey(String json, String property) {
+        try (jakarta.json.JsonReader reader = jsonp.createReader(new java.io.StringReader(json))) {
+            jakarta.json.JsonValue value = reader.readValue();
+            if (value instanceof jakarta.json.JsonObject object && object.containsKey(property)) {
+                return jsonp.createObjectBuilder(object).remove(property).build().toString();
+            }
+            return json;
+        }
     }
 
     byte[] encodeValue(MethodSettings m, Object value) {

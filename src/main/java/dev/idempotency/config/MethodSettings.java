@@ -15,7 +15,9 @@ import java.util.List;
  * @param namespace        where its keys are unique
  * @param required         whether a call without a key fails
  * @param keySource        where the key comes from
- * @param keyIndex         the {@code @IdempotencyKey} parameter's index, or -1
+ * @param keyIndex         the index of the {@code @IdempotencyKey} parameter, or of the parameter whose type carries
+ *                         the key, or -1
+ * @param keyInside        the key's member inside that parameter (SPEC I8), or {@code null} when the parameter is the key
  * @param keepOn           exception types stored as {@code FAILED} and replayed
  * @param releaseOn        exception types that always release
  * @param policy           ttl, lease, wait
@@ -35,6 +37,7 @@ public record MethodSettings(
         boolean required,
         KeySource keySource,
         int keyIndex,
+        KeyInside keyInside,
         List<Class<? extends Throwable>> keepOn,
         List<Class<? extends Throwable>> releaseOn,
         Policy policy,
@@ -58,6 +61,12 @@ public record MethodSettings(
             }
         }
         return false;
+    }
+
+    /** The key as the arguments carry it: the key parameter, or the key inside its parameter (SPEC I8). */
+    public Object keyOf(Object[] args) {
+        Object argument = args[keyIndex];
+        return keyInside == null ? argument : keyInside.read(argument);
     }
 
     /** The method for messages: {@code com.acme.Payments#charge}. */

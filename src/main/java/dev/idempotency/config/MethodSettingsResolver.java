@@ -93,8 +93,51 @@ public final class MethodSettingsResolver {
                 }
             }
         }
+        KeyInside keyInside = null;
+        boolean resourceMethod = isResourceMethod(beanClass, method);
+        if (!resourceMethod && !isOnMessage(method)) {
+            // A key inside a parameter's type (I8): one level deep.
+            Class<?>[] types = method.getParameterTypes();
+            for (int i = 0; i < types.length; i++) {
+                if (!inspectable(types[i])) {
+                    continue;
+                }
+                List<String> problems = new ArrayList<>();
+                List<KeyInside.Found> found = KeyInside.find(types[i], problems);
+                for (String problem : problems) {
+                    errors.add("@Idempotent method " + where + " takes a " + types[i].getName() + " (parameter " + (i + 1) + "), where "
+                            + problem);
+                }
+                if (found.size() > 1) {
+                    errors.add("@Idempotent method " + where + " takes a " + types[i].getName() + " (parameter " + (i + 1)
+                            + ") with two @IdempotencyKey members (" + found.stream().map(KeyInside.Found::property)
+                            .collect(Collectors.joining(" and ")) + "); mark exactly one as the key");
+                    continue;
+                }
+                if (found.isEmpty()) {
+                    continue;
+                }
+                KeyInside.Found key = found.get(0);
+                String description = types[i].getSimpleName() + "." + key.property() + " (a " + key.kind() + " of parameter " + (i + 1) + ")";
+                if (keyIndex >= 0) {
+                    errors.add("@Idempotent method " + where + " has two keys: " + (keyInside != null ? keyInside.description()
+                            : "its @IdempotencyKey parameter " + (keyIndex + 1)) + " and " + description
+                            + "; mark exactly one as the key");
+                    continue;
+                }
+                try {
+                    key.member().setAccessible(true);
+                } catch (RuntimeException e) {
+                    errors.add("@Idempotent method " + where + " cannot read its key " + description + " (" + e.getMessage()
+                            + "): make it public, or open its package to the library");
+                    continue;
+                }
+                keyIndex = i;
+                keyInside = new KeyInside((java.lang.reflect.Member) key.member(), KeyInside.jsonName(types[i], key), description);
+            }
+        }
         KeySource keySource;
-        if (isResourceMethod(beanClass, method)) {
+        if (resourceMethod) {
             keySource = KeySource.HTTP_HEADER;
             if (keyIndex >= 0) {
                 errors.add("@Idempotent method " + where + " is a JAX-RS resource method with an @IdempotencyKey parameter: "
@@ -107,7 +150,8 @@ public final class MethodSettingsResolver {
         } else {
             keySource = null;
             errors.add("@Idempotent method " + where + " has no key: mark the parameter that carries the client's key with "
-                    + "@IdempotencyKey (or make it a JAX-RS resource method, whose key is the Idempotency-Key header)");
+                    + "@IdempotencyKey, or the record component, field or getter of a parameter's type that does "
+                    + "(or make it a JAX-RS resource method, whose key is the Idempotency-Key header)");
         }
 
         String namespace = lookup.get("namespace", annotation.namespace().isEmpty() ? null : annotation.namespace(),
@@ -214,7 +258,7 @@ public final class MethodSettingsResolver {
         if (errors.all().size() > before) {
             return Optional.empty();
         }
-        return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keepOn, releaseOn,
+        return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keyInside, keepOn, releaseOn,
                 new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout, global.claimLockTimeout()), valueType, async, voidResult,
                 new HttpOptions(header, keepStatus, maxResponseSize, failOpen, anonymous), messageProperty, claim));
     }
@@ -263,6 +307,15 @@ public final class MethodSettingsResolver {
     private static boolean isOnMessage(Method method) {
         return method.getName().equals("onMessage") && method.getParameterCount() == 1
                 && method.getParameterTypes()[0].getName().equals("jakarta.jms.Message");
+    }
+
+    /** A parameter type that may carry a key inside: the application's own classes, not the JDK's, arrays or primitives. */
+    static boolean inspectable(Class<?> type) {
+        if (type.isPrimitive() || type.isArray() || type.isEnum()) {
+            return false;
+        }
+        String name = type.getName();
+        return !(name.startsWith("java.") || name.startsWith("javax.") || name.startsWith("jakarta."));
     }
 
     private static boolean isUnfingerprintable(Type type) {

@@ -310,4 +310,74 @@ class DeploymentErrorsTest {
                 .contains("@Idempotent method " + AnonymousByHeader.class.getName() + "#create scopes anonymous keys by the header "
                         + "X-Client-Id (anonymous=header:X-Client-Id), but idempotency.scope-by-principal=false shares every key");
     }
+
+    public record TwoKeysInside(@IdempotencyKey String a, @IdempotencyKey String b) {
+    }
+
+    public record KeyInside(@IdempotencyKey String id, long amount) {
+    }
+
+    public static class NotAGetter {
+        @IdempotencyKey
+        public String key(String prefix) {
+            return prefix;
+        }
+    }
+
+    @ApplicationScoped
+    public static class TwoKeysInOneCommand {
+        @Idempotent
+        public String charge(TwoKeysInside command) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class AKeyParameterAndAKeyInside {
+        @Idempotent
+        public String charge(@IdempotencyKey String key, KeyInside command) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class KeysInsideTwoParameters {
+        @Idempotent
+        public String charge(KeyInside first, KeyInside second) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class KeyOnAMethodWithParameters {
+        @Idempotent
+        public String charge(NotAGetter command) {
+            return "x";
+        }
+    }
+
+    /** A bean whose field is marked: it is no @Idempotent method's parameter type. */
+    @ApplicationScoped
+    public static class KeyOnABeanField {
+        @IdempotencyKey
+        String key = "k";
+    }
+
+    @Test
+    void keysInsideParameters() {
+        assertThat(deploymentFailure(Map.of(), TwoKeysInOneCommand.class))
+                .contains("@Idempotent method " + TwoKeysInOneCommand.class.getName() + "#charge takes a " + TwoKeysInside.class.getName()
+                        + " (parameter 1) with two @IdempotencyKey members (a and b); mark exactly one as the key");
+        assertThat(deploymentFailure(Map.of(), AKeyParameterAndAKeyInside.class))
+                .contains("@Idempotent method " + AKeyParameterAndAKeyInside.class.getName() + "#charge has two keys: its @IdempotencyKey "
+                        + "parameter 1 and KeyInside.id (a record component of parameter 2); mark exactly one as the key");
+        assertThat(deploymentFailure(Map.of(), KeysInsideTwoParameters.class))
+                .contains("#charge has two keys: KeyInside.id (a record component of parameter 1) and KeyInside.id (a record component"
+                        + " of parameter 2)");
+        assertThat(deploymentFailure(Map.of(), KeyOnAMethodWithParameters.class))
+                .contains("the method " + NotAGetter.class.getName() + ".key is marked @IdempotencyKey but is not a getter");
+        assertThat(deploymentFailure(Map.of(), KeyOnABeanField.class, ClassLevel.class))
+                .contains("The field key of " + KeyOnABeanField.class.getName() + " is marked @IdempotencyKey, but KeyOnABeanField is the"
+                        + " type of no @Idempotent method's parameter");
+    }
 }

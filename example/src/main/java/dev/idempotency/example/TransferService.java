@@ -1,7 +1,6 @@
 package dev.idempotency.example;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.IdempotencyKey;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
@@ -11,7 +10,7 @@ import jakarta.transaction.Transactional;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The interceptor door: the transfer id is the key. The completion is written inside this transaction, so
+ * The interceptor door: the key is inside the command, its transfer id ({@link TransferCommand}). The completion is written inside this transaction, so
  * the transfer row and the "done" mark commit together.
  */
 @ApplicationScoped
@@ -24,10 +23,10 @@ public class TransferService {
 
     @Transactional
     @Idempotent
-    public TransferView transfer(@IdempotencyKey String transferId, long amount, String from, String to) {
+    public TransferView transfer(TransferCommand command) {
         transfers.incrementAndGet();
-        em.persist(new Transfer(transferId, amount, from, to));
-        return new TransferView(transferId, amount, from, to);
+        em.persist(new Transfer(command.transferId(), command.amount(), command.from(), command.to()));
+        return new TransferView(command.transferId(), command.amount(), command.from(), command.to());
     }
 
     /** Times the transfer code ran on this node. */

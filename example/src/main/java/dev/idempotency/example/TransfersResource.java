@@ -9,7 +9,7 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
-/** {@code POST /api/transfers}: no header; the service's {@code @IdempotencyKey} is the transfer id. */
+/** {@code POST /api/transfers}: no header; the key is the transfer id, inside the service's {@link TransferCommand}. */
 @Path("/transfers")
 @RequestScoped
 @Produces(MediaType.APPLICATION_JSON)
@@ -30,6 +30,6 @@ public class TransfersResource {
         if (r.from == null || r.from.isBlank() || r.to == null || r.to.isBlank()) {
             return Problems.invalid("from and to are required");
         }
-        return Response.ok(transfers.transfer(r.transferId, r.amount, r.from, r.to)).build();
+        return Response.ok(transfers.transfer(new TransferCommand(r.transferId, r.amount, r.from, r.to))).build();
     }
 }

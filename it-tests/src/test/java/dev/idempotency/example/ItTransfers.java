@@ -41,7 +41,7 @@ public class ItTransfers {
     /** The idempotent transfer returns, then the surrounding business transaction rolls back. */
     @Transactional
     public TransferView transferThenRollBack(String transferId, long amount) {
-        TransferView view = transfers.transfer(transferId, amount, "a", "b");
+        TransferView view = transfers.transfer(new TransferCommand(transferId, amount, "a", "b"));
         tsr.setRollbackOnly();
         return view;
     }

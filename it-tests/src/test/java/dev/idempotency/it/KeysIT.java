@@ -52,4 +52,22 @@ class KeysIT extends ServerIT {
         assertThat(alice.body()).isNotEqualTo(a.body()).isNotEqualTo(b.body());
         assertThat(stat("payments")).isEqualTo(payments + 3);
     }
+
+    static String transfer(String id, long amount) {
+        return "{\"transferId\":\"" + id + "\",\"amount\":" + amount + ",\"from\":\"alice\",\"to\":\"bob\"}";
+    }
+
+    @Test
+    @DisplayName("I8: POST /api/transfers: the key is inside the service's TransferCommand; its retry replays, another amount is 422")
+    void theKeyInsideTheCommand() throws Exception {
+        long transfers = stat("transfers");
+        String id = "tr-" + key();
+        HttpResponse<String> first = send(postJson("api/transfers", null, transfer(id, 250)));
+        HttpResponse<String> again = send(postJson("api/transfers", null, transfer(id, 250)));
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(again.body()).isEqualTo(first.body()).contains(id);
+        assertThat(stat("transfers")).isEqualTo(transfers + 1);
+        assertProblem(send(postJson("api/transfers", null, transfer(id, 999))), 422, "https://idempotency.dev/problems/key-reused");
+        assertThat(stat("transfers")).isEqualTo(transfers + 1);
+    }
 }
