@@ -35,6 +35,7 @@ public enum ConfigKey {
     MAX_RESPONSE_SIZE("idempotency.max-response-size", "1048576"),
     FAIL_OPEN("idempotency.fail-open", "false"),
     ANONYMOUS("idempotency.anonymous", "allow"),
+    EXPIRY_HEADER("idempotency.expiry-header", ""),
     CACHE_MODE("idempotency.cache.mode", "local"),
     CACHE_MAX_ENTRIES("idempotency.cache.max-entries", "100000"),
     CACHE_CLUSTER_NAME("idempotency.cache.cluster-name", "idempotency"),

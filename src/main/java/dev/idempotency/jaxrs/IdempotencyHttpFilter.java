@@ -111,7 +111,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             Decision decision = atomic ? runtime.engine().beginAtomic(scopedKey, fingerprint, null, method.policy())
                     : runtime.engine().begin(scopedKey, fingerprint, null, method.policy());
             if (decision instanceof Decision.Replay replay) {
-                request.abortWith(replay(StoredHttpResponse.decode(replay.record().response())));
+                Response answer = replay(StoredHttpResponse.decode(replay.record().response()));
+                expiry(answer.getHeaders(), replay.record().expiresAt());
+                request.abortWith(answer);
             } else if (decision instanceof Decision.Held held) {
                 // The resource method, the writing of its response and the completion run in this open transaction.
                 request.setProperty(HOLD, held.hold());
@@ -202,10 +204,14 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 runtime.engine().abortAtomic(hold);
                 return;
             }
+            expiry(response.getHeaders(), hold.ticket().expiresAt());
             if (!response.hasEntity()) {
                 request.removeProperty(HOLD);
                 Response problem = completeAtomic(hold, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
                 if (problem != null) {
+                    if (!runtime.settings().expiryHeader().isEmpty()) {
+                        response.getHeaders().remove(runtime.settings().expiryHeader()); // nothing was kept
+                    }
                     response.setStatus(problem.getStatus());
                     response.getHeaders().putAll(problem.getHeaders());
                     response.setEntity(problem.getEntity());
@@ -226,6 +232,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             runtime.engine().release(ticket);
             return;
         }
+        expiry(response.getHeaders(), ticket.expiresAt());
         if (!response.hasEntity()) {
             request.removeProperty(TICKET);
             complete(ticket, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
@@ -318,6 +325,21 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "
                     + hold.ticket().scopedKey() + "; its transaction rolled back and the retry runs it again", e);
             return Problems.storeUnavailable();
+        }
+    }
+
+    /** IMF-fixdate (RFC 9110): {@code Tue, 24 Nov 2026 09:30:00 GMT}. */
+    private static final java.time.format.DateTimeFormatter HTTP_DATE = java.time.format.DateTimeFormatter
+            .ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.ENGLISH).withZone(java.time.ZoneOffset.UTC);
+
+    /**
+     * SPEC H17, when {@code idempotency.expiry-header} names a header: until when the key is remembered (the record's
+     * expiry, rounded down to the second), on a response that is kept and on its replays.
+     */
+    private void expiry(MultivaluedMap<String, Object> headers, java.time.Instant expiresAt) {
+        String name = runtime.settings().expiryHeader();
+        if (!name.isEmpty() && expiresAt != null) {
+            headers.putSingle(name, HTTP_DATE.format(expiresAt));
         }
     }
 

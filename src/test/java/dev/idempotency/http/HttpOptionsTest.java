@@ -110,6 +110,8 @@ class HttpOptionsTest {
         HttpResponse<String> retry = post("payments", k);
         assertThat(retry.statusCode()).isEqualTo(201);
         assertThat(retry.body()).isEmpty();
+        assertThat(first.headers().firstValue("Idempotency-Key-Expires")).as("H17 is opt-in").isEmpty();
+        assertThat(retry.headers().firstValue("Idempotency-Key-Expires")).isEmpty();
         assertThat(Counters.executions).hasValue(1);
     }
 }
