@@ -158,4 +158,31 @@ public @interface Idempotent {
      */
     @Nonbinding
     String anonymous() default "";
+
+    /**
+     * HTTP only: a JSON Pointer (RFC 6901) to the field of the JSON request body that carries the key, such as
+     * {@code "/orderId"}, for clients that send no header: the header's key is taken first when there is one
+     * (see {@link #keyFromHeader()}), else this field's value (a string or a number). A body that is not JSON is
+     * {@code 400} problem {@code body-invalid}; a body without the field is {@code 400} {@code key-missing} (or runs
+     * unprotected with {@code required = false}); nothing runs. Empty (the default): the header only.
+     */
+    @Nonbinding
+    String keyFrom() default "";
+
+    /**
+     * HTTP only, with {@link #keyFrom()}: whether a key in the header is taken first ({@code true}, the default), or
+     * only the body's field is ({@code false}; a header is then ignored).
+     */
+    @Nonbinding
+    boolean keyFromHeader() default true;
+
+    /**
+     * HTTP only: JSON Pointers to the body fields that make the request <em>this</em> request, such as
+     * {@code {"/amount", "/currency"}}: the fingerprint covers the method, path, query, content type and these fields'
+     * values (canonical JSON) instead of the whole body, so that a retry whose body differs elsewhere (a timestamp, a
+     * client nonce) is the same request. A body that is not JSON, or lacks one of them, is {@code 400} problem
+     * {@code body-invalid} or {@code body-field-missing}, and nothing runs. Empty (the default): the whole body.
+     */
+    @Nonbinding
+    String[] fingerprintFields() default {};
 }

@@ -8,7 +8,16 @@ package dev.idempotency.config;
  * @param maxResponseSize the largest response body stored, in bytes
  * @param failOpen        whether an unreachable store lets the request run unprotected
  * @param anonymous       what a keyed request without an authenticated principal gets (SPEC H15)
+ * @param keyFrom         a JSON Pointer to the body field with the key, or empty (SPEC H16)
+ * @param keyFromHeader   whether the header's key is taken first ({@code false}: only the body's, with keyFrom)
+ * @param fingerprintFields JSON Pointers to the body fields fingerprinted instead of the whole body; empty: the body
  */
 public record HttpOptions(String header, StatusSet keepStatus, long maxResponseSize, boolean failOpen,
-                          AnonymousPolicy anonymous) {
+                          AnonymousPolicy anonymous, String keyFrom, boolean keyFromHeader,
+                          java.util.List<String> fingerprintFields) {
+
+    /** Whether the body is read as JSON. */
+    public boolean jsonBody() {
+        return !keyFrom.isEmpty() || !fingerprintFields.isEmpty();
+    }
 }

@@ -35,7 +35,7 @@ public final class MethodSettingsResolver {
     /** The members that configuration may override. */
     public static final Set<String> MEMBERS = Set.of("enabled", "namespace", "required", "keepOn", "releaseOn",
             "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen", "messageProperty", "claim",
-            "anonymous");
+            "anonymous", "keyFrom", "keyFromHeader", "fingerprintFields");
 
     private static final String SEGMENT = "Idempotent/";
 
@@ -198,6 +198,30 @@ public final class MethodSettingsResolver {
                 v -> ConfigValues.bool(lookup.keyOf("failOpen"), v), global.failOpen());
         AnonymousPolicy anonymous = lookup.get("anonymous", blankToNull(annotation.anonymous()),
                 v -> AnonymousPolicy.parse(lookup.keyOf("anonymous"), v), global.anonymous());
+        String keyFrom = lookup.get("keyFrom", blankToNull(annotation.keyFrom()),
+                v -> jsonPointer(lookup.keyOf("keyFrom"), v.strip()), "");
+        boolean keyFromHeader = lookup.get("keyFromHeader", annotation.keyFromHeader() ? null : "false",
+                v -> ConfigValues.bool(lookup.keyOf("keyFromHeader"), v), true);
+        List<String> fingerprintFields = lookup.get("fingerprintFields",
+                annotation.fingerprintFields().length == 0 ? null : String.join(",", annotation.fingerprintFields()),
+                v -> {
+                    List<String> out = new ArrayList<>();
+                    for (String f : v.split(",")) {
+                        if (!f.isBlank()) {
+                            out.add(jsonPointer(lookup.keyOf("fingerprintFields"), f.strip()));
+                        }
+                    }
+                    return List.copyOf(out);
+                }, List.of());
+        boolean bodyOptions = !keyFrom.isEmpty() || !keyFromHeader || !fingerprintFields.isEmpty();
+        if (bodyOptions && keySource != KeySource.HTTP_HEADER && keySource != null) {
+            errors.add("@Idempotent method " + where + " names keyFrom, keyFromHeader or fingerprintFields, which are for JAX-RS "
+                    + "resource methods (a JSON request body); remove them, or mark the key with @IdempotencyKey");
+        }
+        if (!keyFromHeader && keyFrom.isEmpty()) {
+            errors.add("@Idempotent method " + where + " has keyFromHeader = false and no keyFrom: its requests have no key; "
+                    + "name the body field with the key (keyFrom = \"/orderId\"), or take the header");
+        }
         if (keySource == KeySource.HTTP_HEADER && anonymous.mode() == AnonymousPolicy.Mode.HEADER && !global.scopeByPrincipal()) {
             errors.add("@Idempotent method " + where + " scopes anonymous keys by the header " + anonymous.header()
                     + " (anonymous=" + anonymous + "), but idempotency.scope-by-principal=false shares every key among all"
@@ -260,7 +284,8 @@ public final class MethodSettingsResolver {
         }
         return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keyInside, keepOn, releaseOn,
                 new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout, global.claimLockTimeout()), valueType, async, voidResult,
-                new HttpOptions(header, keepStatus, maxResponseSize, failOpen, anonymous), messageProperty, claim));
+                new HttpOptions(header, keepStatus, maxResponseSize, failOpen, anonymous, keyFrom,
+                        keyFromHeader, fingerprintFields), messageProperty, claim));
     }
 
     /** {@code <fqcn>#<method>(<simple parameter types>)}, shortened with a hash when over 200 characters. */
@@ -307,6 +332,15 @@ public final class MethodSettingsResolver {
     private static boolean isOnMessage(Method method) {
         return method.getName().equals("onMessage") && method.getParameterCount() == 1
                 && method.getParameterTypes()[0].getName().equals("jakarta.jms.Message");
+    }
+
+    /** A JSON Pointer (RFC 6901) to a field: {@code /orderId}, {@code /order/id}, {@code /items/0/sku}. */
+    static String jsonPointer(String key, String value) {
+        if (!value.matches("(/([^~/]|~[01])*)+")) {
+            throw new IllegalArgumentException(key + "=" + value + " is not a JSON Pointer to a field (RFC 6901: /orderId, "
+                    + "/order/id; ~0 for ~ and ~1 for / in a name)");
+        }
+        return value;
     }
 
     /** A parameter type that may carry a key inside: the application's own classes, not the JDK's, arrays or primitives. */

@@ -71,45 +71,81 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     @Override
     public void filter(ContainerRequestContext request) throws IOException {
         String header = method.http().header();
-        List<String> values = request.getHeaders().get(header);
-        if (values == null || values.isEmpty()) {
-            if (method.required()) {
-                LOG.log(Level.FINE, "Rejected a request to {0}: no {1} header", new Object[] {method.describe(), header});
-                runtime.engine().observer().keyRejected(method.namespace(), true);
-                request.abortWith(Problems.keyMissing(header));
-            }
-            return;
-        }
         GlobalSettings global = runtime.settings();
-        String key = unquote(values.get(0).strip());
-        String problem = values.size() > 1 ? "is sent more than once" : KeyRules.problem(key, global.maxKeyLength());
-        if (problem != null) {
-            LOG.log(Level.FINE, "Rejected a request to {0}: its key {1}", new Object[] {method.describe(), problem});
-            runtime.engine().observer().keyRejected(method.namespace(), false);
-            request.abortWith(Problems.keyInvalid(header, problem));
+        List<String> values = method.http().keyFromHeader() ? request.getHeaders().get(header) : null;
+        String key = null;
+        byte[] body = null;
+        jakarta.json.JsonStructure json = null;
+        if (values != null && !values.isEmpty()) {
+            key = unquote(values.get(0).strip());
+            String problem = values.size() > 1 ? "is sent more than once" : KeyRules.problem(key, global.maxKeyLength());
+            if (problem != null) {
+                reject(request, false, "its key " + problem, Problems.keyInvalid(header, problem));
+                return;
+            }
+        } else if (!method.http().keyFrom().isEmpty()) {
+            // SPEC H16: the key from a body field, when the client sent no header (or the header is not looked at).
+            body = body(request);
+            json = JsonBody.parse(body);
+            if (json == null) {
+                reject(request, false, "its body is not JSON", Problems.bodyInvalid());
+                return;
+            }
+            jakarta.json.JsonValue field = jsonBody().key(json);
+            if (field == null) {
+                if (method.required()) {
+                    reject(request, true, "no key in the body's " + method.http().keyFrom(),
+                            Problems.keyMissing(method.http().keyFromHeader() ? header : null, method.http().keyFrom()));
+                }
+                return;
+            }
+            key = JsonBody.keyText(field);
+            String problem = key == null ? "is not a string or a number" : KeyRules.problem(key, global.maxKeyLength());
+            if (problem != null) {
+                reject(request, false, "its body's key " + problem, Problems.keyFieldInvalid(method.http().keyFrom(), problem));
+                return;
+            }
+        }
+        if (key == null) {
+            if (method.required()) {
+                reject(request, true, "no " + header + " header", Problems.keyMissing(header));
+            }
             return;
         }
         String principal = principal(request, global);
         if (principal == null) {
             return; // aborted: 401 or 400
         }
-        byte[] body = EMPTY;
-        if (request.hasEntity()) {
-            body = request.getEntityStream().readAllBytes();
-            request.setEntityStream(new ByteArrayInputStream(body));
+        if (body == null) {
+            body = body(request);
         }
-        String fingerprint = Fingerprint.start()
+        Fingerprint fingerprint = Fingerprint.start()
                 .add(request.getMethod())
                 .add(request.getUriInfo().getRequestUri().getRawPath())
                 .add(request.getUriInfo().getRequestUri().getRawQuery())
-                .add(request.getHeaderString(HttpHeaders.CONTENT_TYPE))
-                .add(body)
-                .hex();
+                .add(request.getHeaderString(HttpHeaders.CONTENT_TYPE));
+        if (method.http().fingerprintFields().isEmpty()) {
+            fingerprint.add(body);
+        } else {
+            // SPEC H16: only the chosen fields, so that a retry that differs elsewhere (a timestamp, a nonce) is the same request.
+            json = json != null ? json : JsonBody.parse(body);
+            if (json == null) {
+                reject(request, false, "its body is not JSON", Problems.bodyInvalid());
+                return;
+            }
+            String missing = jsonBody().missingField(json);
+            if (missing != null) {
+                reject(request, false, "its body has no " + missing, Problems.bodyFieldMissing(missing));
+                return;
+            }
+            jsonBody().addFields(fingerprint, json);
+        }
         ScopedKey scopedKey = new ScopedKey(method.namespace(), principal, key);
+        String fingerprintHex = fingerprint.hex();
         try {
             boolean atomic = runtime.atomicHttp(method);
-            Decision decision = atomic ? runtime.engine().beginAtomic(scopedKey, fingerprint, null, method.policy())
-                    : runtime.engine().begin(scopedKey, fingerprint, null, method.policy());
+            Decision decision = atomic ? runtime.engine().beginAtomic(scopedKey, fingerprintHex, null, method.policy())
+                    : runtime.engine().begin(scopedKey, fingerprintHex, null, method.policy());
             if (decision instanceof Decision.Replay replay) {
                 Response answer = replay(StoredHttpResponse.decode(replay.record().response()));
                 expiry(answer.getHeaders(), replay.record().expiresAt());
@@ -167,6 +203,35 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             return null;
         }
         return AnonymousPolicy.CLIENT_PREFIX + client;
+    }
+
+    private volatile JsonBody jsonBody;
+
+    /** The method's JSON Pointers, compiled on its first request that needs them. */
+    private JsonBody jsonBody() {
+        JsonBody b = jsonBody;
+        if (b == null) {
+            b = new JsonBody(method.http().keyFrom(), method.http().fingerprintFields());
+            jsonBody = b;
+        }
+        return b;
+    }
+
+    /** The body, read once and handed on to the resource method. */
+    private static byte[] body(ContainerRequestContext request) throws IOException {
+        if (!request.hasEntity()) {
+            return EMPTY;
+        }
+        byte[] body = request.getEntityStream().readAllBytes();
+        request.setEntityStream(new ByteArrayInputStream(body));
+        return body;
+    }
+
+    /** Answers a request whose key (or body) is missing or malformed: nothing runs; counted and logged. */
+    private void reject(ContainerRequestContext request, boolean missing, String why, Response problem) {
+        LOG.log(Level.FINE, "Rejected a request to {0}: {1}", new Object[] {method.describe(), why});
+        runtime.engine().observer().keyRejected(method.namespace(), missing);
+        request.abortWith(problem);
     }
 
     /** The draft sends the key as a structured-field string, {@code "abc"}; a bare token is accepted too. */

@@ -18,6 +18,8 @@ final class Problems {
     static final String STORE_UNAVAILABLE = BASE + "store-unavailable";
     static final String UNAUTHENTICATED = BASE + "unauthenticated";
     static final String CLIENT_ID_INVALID = BASE + "client-id-invalid";
+    static final String BODY_INVALID = BASE + "body-invalid";
+    static final String BODY_FIELD_MISSING = BASE + "body-field-missing";
 
     /** Retry-After of a 503: the store is checked again on the next request. */
     static final long STORE_RETRY_AFTER_SECONDS = 5;
@@ -28,6 +30,30 @@ final class Problems {
     static Response keyMissing(String header) {
         return problem(400, KEY_MISSING, "Idempotency key missing",
                 "This operation requires an " + header + " request header: a unique key per operation, reused on every retry.", null);
+    }
+
+    /** SPEC H16: no header, and no key in the body's field either. */
+    static Response keyMissing(String header, String field) {
+        return problem(400, KEY_MISSING, "Idempotency key missing",
+                "This operation requires an idempotency key" + (header == null ? "" : ": an " + header + " request header or")
+                        + " in the body's field " + field + ": a unique key per operation, reused on every retry.", null);
+    }
+
+    static Response keyFieldInvalid(String field, String problem) {
+        return problem(400, KEY_INVALID, "Idempotency key invalid",
+                "The body's field " + field + " " + problem + ". Send a string of 1 to 255 printable ASCII characters.", null);
+    }
+
+    /** SPEC H16: the body is read as JSON (its key or its fingerprint fields) and is not JSON. */
+    static Response bodyInvalid() {
+        return problem(400, BODY_INVALID, "Request body invalid",
+                "This operation reads its idempotency key or fingerprint from a JSON body, and the body is not JSON. "
+                        + "Send a JSON body.", null);
+    }
+
+    static Response bodyFieldMissing(String field) {
+        return problem(400, BODY_FIELD_MISSING, "Request body field missing",
+                "This operation fingerprints the body's field " + field + ", which the body does not have. Send it.", null);
     }
 
     static Response keyInvalid(String header, String problem) {

@@ -380,4 +380,42 @@ class DeploymentErrorsTest {
                 .contains("The field key of " + KeyOnABeanField.class.getName() + " is marked @IdempotencyKey, but KeyOnABeanField is the"
                         + " type of no @Idempotent method's parameter");
     }
+
+    @jakarta.ws.rs.Path("/body")
+    @ApplicationScoped
+    public static class BadBodyOptions {
+        @jakarta.ws.rs.POST
+        @Idempotent(keyFrom = "orderId", fingerprintFields = {"/amount", "amount~2"})
+        public String create(String body) {
+            return "x";
+        }
+
+        @jakarta.ws.rs.POST
+        @jakarta.ws.rs.Path("none")
+        @Idempotent(keyFromHeader = false)
+        public String noKey(String body) {
+            return "x";
+        }
+    }
+
+    @ApplicationScoped
+    public static class BodyOptionsOnAService {
+        @Idempotent(keyFrom = "/orderId")
+        public String charge(@IdempotencyKey String key) {
+            return "x";
+        }
+    }
+
+    @Test
+    void badBodyKeyOptions() {
+        String failure = deploymentFailure(Map.of(), BadBodyOptions.class);
+        assertThat(failure)
+                .contains("@Idempotent(keyFrom) on " + BadBodyOptions.class.getName() + "#create=orderId is not a JSON Pointer to a field")
+                .contains("@Idempotent(fingerprintFields) on " + BadBodyOptions.class.getName() + "#create=amount~2 is not a JSON Pointer")
+                .contains(BadBodyOptions.class.getName() + "#noKey has keyFromHeader = false and no keyFrom: its requests have no key");
+        assertThat(deploymentFailure(Map.of(), BodyOptionsOnAService.class))
+                .contains(BodyOptionsOnAService.class.getName() + "#charge names keyFrom, keyFromHeader or fingerprintFields, which are for JAX-RS resource methods");
+        assertThat(deploymentFailure(Map.of("idempotency.expiry-header", "bad header"), ClassLevel.class))
+                .contains("idempotency.expiry-header=bad header is not an HTTP header name");
+    }
 }

@@ -17,7 +17,9 @@ import java.net.URI;
 
 /**
  * {@code POST /api/orders}: a public API whose anonymous clients name themselves in {@code X-Client-Id}: each
- * client's keys are its own scope (a keyed request with neither credentials nor that header is {@code 401}).
+ * client's keys are its own scope (a keyed request with neither credentials nor that header is {@code 401}). The key
+ * is the {@code Idempotency-Key} header, or without one the body's {@code orderId}; only the order id, amount and
+ * currency are the request, so that a retry with another {@code placedAt} is replayed.
  */
 @Path("/orders")
 @RequestScoped
@@ -34,7 +36,8 @@ public class OrdersResource {
     SecurityContext security;
 
     @POST
-    @Idempotent(anonymous = "header:" + CLIENT_ID)
+    @Idempotent(anonymous = "header:" + CLIENT_ID, keyFrom = "/orderId",
+            fingerprintFields = {"/orderId", "/amount", "/currency"})
     @Consumes(MediaType.APPLICATION_JSON)
     public Response place(OrderRequest order) {
         if (order == null || order.orderId == null || order.orderId.isBlank() || order.orderId.length() > 100) {

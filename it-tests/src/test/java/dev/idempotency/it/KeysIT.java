@@ -10,7 +10,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Issue 19 in the server, through the example: anonymous clients' scopes (H15), keys inside commands (I8). */
+/** Issue 19 in the server, through the example: anonymous clients' scopes (H15), keys inside commands (I8), keys from the body (H16). */
 class KeysIT extends ServerIT {
 
     @Deployment(testable = false)
@@ -69,5 +69,26 @@ class KeysIT extends ServerIT {
         assertThat(stat("transfers")).isEqualTo(transfers + 1);
         assertProblem(send(postJson("api/transfers", null, transfer(id, 999))), 422, "https://idempotency.dev/problems/key-reused");
         assertThat(stat("transfers")).isEqualTo(transfers + 1);
+    }
+
+    @Test
+    @DisplayName("H16: POST /api/orders without a header: the key is the body's orderId; another placedAt replays, another amount is 422, bad bodies 400")
+    void theKeyFromTheBody() throws Exception {
+        long payments = stat("payments");
+        long charges = stat("charges");
+        String id = "o-" + key();
+        HttpResponse<String> first = send(postJson("api/orders", null, String.format(ORDER, id, "10:00:00")).header("X-Client-Id", "shop-a"));
+        assertThat(first.statusCode()).isEqualTo(201);
+        HttpResponse<String> retry = send(postJson("api/orders", null, String.format(ORDER, id, "10:00:07")).header("X-Client-Id", "shop-a"));
+        assertThat(retry.body()).isEqualTo(first.body());
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertProblem(send(postJson("api/orders", null, String.format(ORDER, id, "10:00:09").replace("1200", "999"))
+                .header("X-Client-Id", "shop-a")), 422, "https://idempotency.dev/problems/key-reused");
+        assertProblem(send(postJson("api/orders", null, "{\"orderId\":\"x\",").header("X-Client-Id", "shop-a")), 400,
+                "https://idempotency.dev/problems/body-invalid");
+        assertProblem(send(postJson("api/orders", null, "{\"amount\":1,\"currency\":\"EUR\"}").header("X-Client-Id", "shop-a")), 400,
+                "https://idempotency.dev/problems/key-missing");
+        assertThat(stat("payments")).isEqualTo(payments + 1);
+        assertThat(stat("charges")).isEqualTo(charges + 1);
     }
 }
