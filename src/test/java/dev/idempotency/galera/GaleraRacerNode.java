@@ -1,7 +1,6 @@
 package dev.idempotency.galera;
 
 import dev.idempotency.IdempotencyInProgressException;
-import dev.idempotency.core.AtomicCall;
 import dev.idempotency.core.AtomicOutcome;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
@@ -11,6 +10,7 @@ import dev.idempotency.spi.RecordCache;
 import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.spi.Ticket;
 import dev.idempotency.testing.JtaEnvironment;
+import dev.idempotency.testing.TextCall;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -98,27 +98,7 @@ public final class GaleraRacerNode {
                        java.util.concurrent.Callable<String> charge) throws Exception {
         ScopedKey scoped = new ScopedKey("payments", "anonymous", key);
         if (atomic) {
-            AtomicOutcome<String> outcome = engine.runAtomic(scoped, "fp-" + key, null, policy, new AtomicCall<>() {
-                @Override
-                public String run() throws Exception {
-                    return charge.call();
-                }
-
-                @Override
-                public byte[] response(String result) {
-                    return result.getBytes(StandardCharsets.UTF_8);
-                }
-
-                @Override
-                public boolean keeps(Throwable failure) {
-                    return false;
-                }
-
-                @Override
-                public byte[] failure(Throwable failure) {
-                    throw new AssertionError("no failure is kept");
-                }
-            });
+            AtomicOutcome<String> outcome = engine.runAtomic(scoped, "fp-" + key, null, policy, TextCall.of(charge));
             return outcome instanceof AtomicOutcome.Ran<String> ran ? ran.value()
                     : new String(((AtomicOutcome.Replayed<String>) outcome).record().response(), StandardCharsets.UTF_8);
         }
