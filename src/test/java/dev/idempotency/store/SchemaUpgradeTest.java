@@ -261,6 +261,41 @@ class SchemaUpgradeTest {
         }
     }
 
+    /** Nodes starting at once on one database: each script runs once, every node deploys, no record is lost. */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void fourNodesPreparingAtOnceCreateOrMigrateOnce(TestDatabase db) throws Exception {
+        db.assumeAvailable();
+        for (boolean from01 : new boolean[] {false, true}) {
+            if (from01) {
+                tableOf01WithRecords(db);
+            } else {
+                db.reset();
+            }
+            List<Map<String, Object>> before = from01 ? rows(db) : List.of();
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+            try {
+                List<java.util.concurrent.Future<JpaSchema.Prepared>> nodes = new ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    nodes.add(pool.submit(() -> {
+                        go.await();
+                        return JpaSchema.prepare(dataSourceOf(db), "create");
+                    }));
+                }
+                go.countDown();
+                for (var node : nodes) {
+                    assertThat(node.get(60, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(version(db)).isEqualTo(JpaSchema.VERSION);
+            assertThat(db.count("select count(*) from idempotency_schema_version")).isEqualTo(JpaSchema.VERSION);
+            assertThat(rows(db)).isEqualTo(before);
+        }
+    }
+
     /** The scripts as Flyway (and Liquibase's sqlFile) take them: V<n>__<what>.sql per database; the whole DDL is their sum. */
     @ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"h2", "postgresql", "mariadb", "derby"})

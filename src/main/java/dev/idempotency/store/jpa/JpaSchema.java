@@ -148,8 +148,9 @@ public final class JpaSchema {
                                 + "). Run the migration script shipped in the jar: " + migrationScripts(db, found + 1)
                                 + ", or set idempotency.schema=create to let the library run it");
             }
-            if (found == 0 && exists(c.getMetaData(), VERSION_TABLE)) {
-                // A version table whose record table was dropped: it describes nothing.
+            if (found == 0 && exists(c.getMetaData(), VERSION_TABLE) && !exists(c.getMetaData(), TABLE)) {
+                // A version table whose record table was dropped: it describes nothing. (Looked at in this order: a
+                // node creating the schema right now made the record table before the version table.)
                 try (Statement s = c.createStatement()) {
                     s.execute("DROP TABLE " + VERSION_TABLE);
                 }
