@@ -1,5 +1,8 @@
 package dev.idempotency.cache;
 
+import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.GlobalSettings;
+
 import org.infinispan.Cache;
 import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
@@ -9,9 +12,6 @@ import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
 import org.jgroups.JChannel;
-import dev.idempotency.IdempotencyConfigurationException;
-import dev.idempotency.config.GlobalSettings;
-
 import org.jgroups.protocols.AUTH;
 import org.jgroups.protocols.Encrypt;
 import org.jgroups.protocols.FD_ALL3;

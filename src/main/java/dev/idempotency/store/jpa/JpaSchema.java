@@ -211,7 +211,9 @@ public final class JpaSchema {
             c.commit();
         } catch (SQLException e) {
             c.rollback();
-            // Another node may be running the same script: wait (bounded) until it finished.
+            // Another node may be running the same script: wait (bounded) until it finished. Each look in a
+            // transaction of its own: under REPEATABLE READ (MariaDB) one transaction would never see its commit.
+            c.setAutoCommit(true);
             long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
             while (version(c) < v) {
                 if (System.nanoTime() > deadline) {
