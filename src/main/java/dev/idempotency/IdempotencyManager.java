@@ -24,8 +24,9 @@ public interface IdempotencyManager {
 
     /**
      * Whether the primary id was seen before, how long ago it was last seen, and whether a response is stored
-     * for this request; records "seen now". Answered from the cache once the id is known (no SQL). A request
-     * type that is disabled is never reported as seen, and nothing is recorded for it.
+     * for this request; records "seen now", in the store, so that every node and every cache mode agree. Answered
+     * from the cache once the id is known (no SQL; the store learns the sighting within a second). A request type
+     * that is disabled is never reported as seen, and nothing is recorded for it.
      *
      * @throws IdempotencyRequestTypeException for an unlisted type when the default is {@code error}
      */
@@ -99,7 +100,7 @@ public interface IdempotencyManager {
      * Empties the cache of finished records, on every node when it is clustered; deletes nothing from the store.
      * Every key is still answered, by the store, until the cache has learnt it again: the next duplicate of each
      * key costs a database round trip. For an operator who suspects the cache, and for tests that prove nothing
-     * depends on it. (This API's "last seen" times live in the cache: they restart.)
+     * depends on it. The sightings the cache held are recorded in the store first.
      */
     void flushCache();
 }

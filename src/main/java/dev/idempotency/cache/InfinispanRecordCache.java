@@ -32,7 +32,7 @@ import java.util.logging.Logger;
  *
  * <p>Every record entry carries an HMAC-SHA-256 over its scope, key and content ({@link RecordBytes}), keyed by the
  * cache's {@link CacheKeys}: an entry that does not verify, or that verifies but sits under another scope's id, is
- * never replayed nor passed to a listener. It is a miss (the store answers), counted ({@link #rejectedEntries()}),
+ * never replayed. It is a miss (the store answers), counted ({@link #rejectedEntries()}),
  * logged once at WARNING (then at FINE), and replaced by a tombstone.
  */
 public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
@@ -48,7 +48,6 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
     private final LocalCompletionSignals signals;
     private final WakeUps wakeUps = new WakeUps();
     private final AtomicLong nonce = new AtomicLong();
-    private final java.util.List<java.util.function.Consumer<IdempotencyRecord>> putListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ThreadLocal<javax.crypto.Mac> macs;
     private final AtomicLong rejected = new AtomicLong();
 
@@ -72,7 +71,7 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         if (bytes == null) {
             return Optional.empty();
         }
-        IdempotencyRecord r = verified(key.cacheId(), bytes, true);
+        IdempotencyRecord r = verified(key.cacheId(), bytes);
         if (r != null && !r.scopedKey().equals(key)) {
             reject(key.cacheId(), "it is another scope's entry");
             return Optional.empty();
@@ -80,18 +79,13 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         return Optional.ofNullable(r);
     }
 
-    /**
-     * The record of an entry whose MAC verifies; {@code null} for a tombstone, another version, or a forged entry
-     * (rejected when {@code reject}: not from a listener, which must not write to the cache; the next read rejects it).
-     */
-    private IdempotencyRecord verified(String id, byte[] bytes, boolean reject) {
+    /** The record of an entry whose MAC verifies; {@code null} for a tombstone, another version, or a rejected entry. */
+    private IdempotencyRecord verified(String id, byte[] bytes) {
         return switch (RecordBytes.check(bytes, macs.get())) {
             case VERIFIED -> RecordBytes.decode(bytes);
             case OTHER -> null;
             case FORGED -> {
-                if (reject) {
-                    reject(id, "its MAC does not verify (forged, or written under another secret)");
-                }
+                reject(id, "its MAC does not verify (forged, or written under another secret)");
                 yield null;
             }
         };
@@ -117,7 +111,12 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
 
     @Override
     public void put(IdempotencyRecord finished) {
-        long lifespan = lifespanMillis(finished);
+        put(finished, null);
+    }
+
+    @Override
+    public void put(IdempotencyRecord finished, java.time.Duration atMost) {
+        long lifespan = atMost == null ? lifespanMillis(finished) : Math.min(lifespanMillis(finished), atMost.toMillis());
         if (lifespan <= 0) {
             return;
         }
@@ -159,11 +158,6 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         cache.clear();
     }
 
-    @Override
-    public void onPut(java.util.function.Consumer<IdempotencyRecord> listener) {
-        putListeners.add(listener);
-    }
-
     /** Entries held (records and recent tombstones), for tests and operations. */
     public int size() {
         return cache.size();
@@ -187,12 +181,6 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
             String id = event.getKey();
             try {
                 signals.signal(id);
-                if (!putListeners.isEmpty() && event.getValue() != null) {
-                    IdempotencyRecord r = verified(id, event.getValue(), false);
-                    if (r != null && r.scopedKey().cacheId().equals(id)) {
-                        putListeners.forEach(l -> l.accept(r));
-                    }
-                }
             } catch (RuntimeException e) {
                 LOG.log(Level.FINE, "Could not wake the waiters of " + id, e);
             }

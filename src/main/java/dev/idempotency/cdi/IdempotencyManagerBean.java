@@ -1,7 +1,6 @@
 package dev.idempotency.cdi;
 
 import dev.idempotency.IdempotencyKeyInvalidException;
-import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyManager;
 import dev.idempotency.IdempotencyResponseNotFoundException;
 import dev.idempotency.IdempotencyTransferException;
@@ -11,16 +10,12 @@ import dev.idempotency.core.Policy;
 import dev.idempotency.core.Fingerprint;
 import dev.idempotency.core.KeyRules;
 import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.Sighting;
 import dev.idempotency.events.ResponseStored;
-import dev.idempotency.spi.Claim;
 import dev.idempotency.spi.Deletion;
-import dev.idempotency.spi.RecordCache;
-import dev.idempotency.spi.ClaimRequest;
-import dev.idempotency.spi.Completion;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
-import dev.idempotency.spi.StoreManagement;
 import dev.idempotency.spi.Ticket;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -41,10 +36,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The {@link IdempotencyManager} bean: the programmatic door (SPEC section 5) over the runtime's store, cache and
@@ -57,7 +49,6 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     static final String RESPONSES = "idempotency-manager/responses";
     /** Responses stored under a primary and a secondary id: a namespace of their own, so no primary id can name one. */
     static final String RESPONSES_BY_SECONDARY = "idempotency-manager/responses-by-secondary";
-    private static final String SEEN_FINGERPRINT = "seen";
 
     @Inject
     IdempotencyRuntime runtime;
@@ -71,12 +62,6 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     @Inject
     Event<ResponseStored> events;
 
-    private final Map<String, List<Registration>> listeners = new ConcurrentHashMap<>();
-    private volatile boolean subscribed;
-
-    private record Registration(RequestKey key, ResponseListener listener, java.util.concurrent.atomic.AtomicBoolean called) {
-    }
-
     @Override
     public Check check(RequestKey key) {
         if (!enabled(key)) {
@@ -84,33 +69,15 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         }
         Instant now = engine.clock().instant();
         ScopedKey seenKey = seenKey(key);
-        IdempotencyRecord known = runtime.recordCacheOrNone().get(seenKey).filter(r -> !r.isExpired(now)).orElse(null);
-        boolean seen;
-        Instant lastSeen;
-        boolean stored;
-        if (known != null) {
-            seen = true;
-            lastSeen = known.lastSeen();
-            stored = flag(known) || responseFlag(key);
-        } else {
-            Claim claim = engine.store().claim(new ClaimRequest(seenKey, SEEN_FINGERPRINT, key.requestType(), engine.nodeId(), now,
-                    now.plus(runtime.settings().lease()), now.plus(runtime.settings().ttl())));
-            if (claim instanceof Claim.Acquired acquired) {
-                engine.store().complete(acquired.ticket(), new Completion(RecordStatus.COMPLETED, new byte[] {0}, now, false));
-                seen = false;
-                lastSeen = null;
-                known = acquired.ticket().finished(RecordStatus.COMPLETED, new byte[] {0}, now);
-            } else {
-                known = ((Claim.Existing) claim).record();
-                seen = true;
-                lastSeen = known.lastSeen();
-            }
-            stored = responseRecord(key).isPresent();
+        Sighting sighting = engine.sight(seenKey, key.requestType(), policy());
+        // A response stored is noted with the id's cached sighting (and the response itself is cached): no SQL. Asked
+        // by the store, the response's own record answers.
+        boolean stored = sighting.fromCache() ? sighting.noted() || engine.cached(responseKey(key)).isPresent()
+                : responseRecord(key).isPresent();
+        if (stored && !sighting.noted()) {
+            engine.noteSighting(seenKey);
         }
-        // "Seen now": kept in the (replicated) cache, so that checking a known id runs no SQL.
-        runtime.recordCacheOrNone().put(known.toBuilder().status(RecordStatus.COMPLETED).response(new byte[] {(byte) (stored ? 1 : 0)})
-                .lastSeen(now).leaseUntil(null).build());
-        return new Check(seen, lastSeen == null ? Optional.empty() : Optional.of(Duration.between(lastSeen, now)), stored);
+        return new Check(sighting.seenBefore(), sighting.lastSeen().map(at -> Duration.between(at, now)), stored);
     }
 
     @Override
@@ -119,31 +86,25 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         // Through the engine, as every door: the same bytes stored already are a replay (nothing to do), other
         // bytes are IdempotencyKeyReusedException, a store still running (or crashed, until its lease ends) is
         // IdempotencyInProgressException; observed like the other doors.
-        Decision decision = engine.begin(responseKey, Fingerprint.sha256Hex(response), key.requestType(), storePolicy());
+        Decision decision = engine.begin(responseKey, Fingerprint.sha256Hex(response), key.requestType(), policy());
         if (decision instanceof Decision.Replay) {
             return;
         }
         Ticket ticket = ((Decision.Proceed) decision).ticket();
         IdempotencyRecord stored;
         try {
-            stored = engine.completeOnItsOwn(ticket, response);
+            stored = engine.completeOnItsOwn(ticket, response); // calls the listeners of every node
         } catch (RuntimeException e) {
             engine.release(ticket);
             throw e;
         }
-        // Detection learns that a response exists.
-        ScopedKey seenKey = seenKey(key);
-        IdempotencyRecord seen = runtime.recordCacheOrNone().get(seenKey).orElse(null);
-        if (seen != null) {
-            runtime.recordCacheOrNone().put(seen.toBuilder().status(RecordStatus.COMPLETED).response(new byte[] {1}).leaseUntil(null).build());
-        }
-        stored(stored); // this node's listeners (with no cache, nothing else tells them)
+        engine.noteSighting(seenKey(key)); // detection learns that a response exists
         events.fire(new ResponseStored(responseKey.namespace(), responseKey.principal(), key.primaryId(), stored.completedAt(),
                 key.secondaryId(), key.requestType()));
     }
 
-    /** A stored response's claim: the configured time to live and lease; a concurrent store is told "in progress". */
-    private Policy storePolicy() {
+    /** The configured time to live and lease; a concurrent store is told "in progress". */
+    private Policy policy() {
         return new Policy(runtime.settings().ttl(), runtime.settings().lease(), false, Duration.ZERO);
     }
 
@@ -162,17 +123,18 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public void addListener(RequestKey key, ResponseListener listener) {
-        subscribe();
-        Registration registration = new Registration(key, listener, new java.util.concurrent.atomic.AtomicBoolean());
-        listeners.computeIfAbsent(responseKey(key).id(), k -> new CopyOnWriteArrayList<>()).add(registration);
-        responseRecord(key).ifPresent(r -> call(registration, r.response()));
+        engine.whenFinished(responseKey(key), r -> {
+            if (r.status() == RecordStatus.COMPLETED) {
+                listener.stored(key, r.response());
+            }
+        });
     }
 
     // ------------------------------------------------------------------------------------ M7: transfer
 
     @Override
     public int export(Path file) {
-        List<IdempotencyRecord> records = management("export its records").all();
+        List<IdempotencyRecord> records = engine.all();
         try (Jsonb jsonb = JsonbBuilder.create()) {
             Path dir = file.toAbsolutePath().getParent();
             Path tmp = Files.createTempFile(dir, file.getFileName().toString(), ".part");
@@ -226,8 +188,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         } catch (Exception e) {
             throw new IdempotencyTransferException(file + " is corrupt: " + e.getMessage(), e);
         }
-        management("import records").importAll(records);
-        runtime.recordCacheOrNone().clear();
+        engine.importAll(records);
         return records.size();
     }
 
@@ -253,22 +214,11 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public void flushCache() {
-        runtime.recordCacheOrNone().clear();
+        engine.flushCache();
     }
 
     private int delete(Deletion which) {
-        RecordCache cache = runtime.recordCacheOrNone();
-        return management("delete records").delete(which, engine.clock().instant(), runtime.settings().purgeBatchSize(), cache::remove);
-    }
-
-    /** The store's management capability, or a clear refusal naming the store. */
-    private StoreManagement management(String what) {
-        var store = engine.store();
-        if (store instanceof StoreManagement management) {
-            return management;
-        }
-        throw new UnsupportedOperationException(store.getClass().getName() + " cannot " + what
-                + ": it does not implement dev.idempotency.spi.StoreManagement");
+        return engine.delete(which, runtime.settings().purgeBatchSize());
     }
 
     // --------------------------------------------------------------------------------------- internals
@@ -311,50 +261,6 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     private Optional<IdempotencyRecord> responseRecord(RequestKey key) {
         return engine.lookup(responseKey(key)).filter(r -> r.status() == RecordStatus.COMPLETED);
-    }
-
-    private boolean responseFlag(RequestKey key) {
-        return key.secondaryId() != null && runtime.recordCacheOrNone().get(responseKey(key)).isPresent();
-    }
-
-    private static boolean flag(IdempotencyRecord seen) {
-        return seen.response() != null && seen.response().length == 1 && seen.response()[0] == 1;
-    }
-
-    private void subscribe() {
-        if (!subscribed) {
-            synchronized (this) {
-                if (!subscribed) {
-                    runtime.recordCacheOrNone().onPut(r -> {
-                        String namespace = r.scopedKey().namespace();
-                        if (RESPONSES.equals(namespace) || RESPONSES_BY_SECONDARY.equals(namespace)) {
-                            stored(r);
-                        }
-                    });
-                    subscribed = true;
-                }
-            }
-        }
-    }
-
-    /** A response record appeared (stored here, or seen arriving from another node). */
-    private void stored(IdempotencyRecord r) {
-        List<Registration> registered = listeners.get(r.scopedKey().id());
-        if (registered != null) {
-            for (Registration reg : registered) {
-                call(reg, r.response());
-            }
-        }
-    }
-
-    private void call(Registration reg, byte[] response) {
-        if (reg.called().compareAndSet(false, true)) {
-            listeners.computeIfPresent(responseKey(reg.key()).id(), (k, l) -> {
-                l.remove(reg);
-                return l.isEmpty() ? null : l;
-            });
-            reg.listener().stored(reg.key(), response);
-        }
     }
 
     /** The export file's first line. */

@@ -71,6 +71,10 @@ public class IdempotencyRuntime {
     private StoreClock storeClock;
     /** How often the store's clock is read again (the monotonic clock carries it in between). */
     private static final Duration STORE_CLOCK_RESYNC = Duration.ofSeconds(30);
+    /** How often sightings answered from the cache reach the store ({@code IdempotencyManager.check}). */
+    static final Duration SIGHTINGS_FLUSH = Duration.ofSeconds(1);
+    /** How long a cache of this node's own answers a sighting at most. */
+    static final Duration SIGHTING_CACHED_AT_MOST = Duration.ofSeconds(5);
 
     void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
         engine();
@@ -133,6 +137,20 @@ public class IdempotencyRuntime {
         }
     }
 
+    /** OpenTelemetry (MicroProfile Telemetry 2), when the server provides its {@code OpenTelemetry} bean. */
+    private Observability.Publisher openTelemetry() {
+        if (!IdempotencyExtension.present("io.opentelemetry.api.OpenTelemetry")) {
+            return null;
+        }
+        try {
+            Instance<io.opentelemetry.api.OpenTelemetry> otel = beans.select(io.opentelemetry.api.OpenTelemetry.class, Default.Literal.INSTANCE);
+            return otel.isResolvable() ? new OpenTelemetryPublisher(otel.get()) : null;
+        } catch (RuntimeException | LinkageError e) {
+            LOG.log(Level.FINE, "No OpenTelemetry", e);
+            return null;
+        }
+    }
+
     private void start() {
         GlobalSettings s = settings();
         codec = new JsonCodec();
@@ -152,7 +170,21 @@ public class IdempotencyRuntime {
                 s.lockTimeout().plusSeconds(5), recordCache == null ? RecordCache.NONE : recordCache);
         checkClaimModes(started);
         started.renewLeasesWith(executors.scheduler(), s.leaseRenewalLimit());
-        started.observer(new Observability(metrics, metricsPublisher(), beanManager.getEvent().select(IdempotencyEvent.class), clock));
+        // IdempotencyManager.check's sightings: to the store once a second; a cache of this node's own (not shared
+        // by the cluster) answers one for 5 s at most, after which the store answers with every node's sightings.
+        boolean shared = recordCache != null && recordCache.cache().getCacheConfiguration().clustering().cacheMode().isClustered();
+        started.recordSightingsWith(executors.scheduler(), SIGHTINGS_FLUSH, shared ? null : SIGHTING_CACHED_AT_MOST);
+        storeSelection.beforeStop(() -> lastSightings(started));
+        java.util.List<Observability.Publisher> publishers = new java.util.ArrayList<>();
+        Observability.Publisher mpMetrics = metricsPublisher();
+        if (mpMetrics != null) {
+            publishers.add(mpMetrics);
+        }
+        Observability.Publisher openTelemetry = openTelemetry();
+        if (openTelemetry != null) {
+            publishers.add(openTelemetry);
+        }
+        started.observer(new Observability(metrics, publishers, (Observability.Trace) openTelemetry, beanManager.getEvent().select(IdempotencyEvent.class), clock));
         engine = started;
         purgeSchedule.start(started);
         LOG.log(Level.INFO, "Idempotency started on node {0} with {1} and {2}", new Object[] {s.nodeId(),
@@ -208,10 +240,20 @@ public class IdempotencyRuntime {
         return recordCache;
     }
 
+    /** Writes the sightings still queued and stops the schedule (at shutdown, before the store closes). */
+    private static void lastSightings(IdempotencyEngine engine) {
+        try {
+            engine.recordSightingsWith(null, SIGHTINGS_FLUSH, null);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not record the last sightings at shutdown", e);
+        }
+    }
+
     @PreDestroy
     void stop() {
         if (engine != null) {
             engine.renewLeasesWith(null, Duration.ZERO);
+            lastSightings(engine);
         }
         if (storeClock != null) {
             storeClock.stop();

@@ -29,6 +29,8 @@ import java.util.logging.Logger;
 @ApplicationScoped
 public class StoreSelection {
 
+    private final java.util.List<Runnable> beforeStop = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     private static final Logger LOG = Logger.getLogger(StoreSelection.class.getName());
 
     @Inject
@@ -97,8 +99,15 @@ public class StoreSelection {
     }
 
 
+    /** Runs before the store closes (beans are destroyed in no set order): the last writes of those who use it. */
+    void beforeStop(Runnable lastWrites) {
+        beforeStop.add(lastWrites);
+    }
+
     @PreDestroy
     synchronized void stop() {
+        beforeStop.forEach(Runnable::run);
+        beforeStop.clear();
         if (ownEmf != null && ownEmf.isOpen()) {
             ownEmf.close();
         }

@@ -19,6 +19,12 @@ public interface CompletionSignals {
     /** Announces that the key's record changed. */
     void signal(ScopedKey key);
 
+    /**
+     * Calls back with the {@link ScopedKey#cacheId()} of every key signalled from now on, on the signalling thread
+     * (a completion here, or another node's, as the cluster announces it): must be quick and must not block.
+     */
+    void onSignal(java.util.function.Consumer<String> cacheIds);
+
     /** One waiter's interest in one key. */
     interface Subscription extends AutoCloseable {
         /** Blocks until the key is signalled or the time is up; returns whether it was signalled. */

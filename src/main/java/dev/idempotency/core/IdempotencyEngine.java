@@ -20,6 +20,7 @@ import dev.idempotency.spi.Ticket;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.CompletableFuture;
@@ -68,6 +69,10 @@ public final class IdempotencyEngine {
     private volatile Duration renewalLimit = Duration.ZERO;
     /** The heartbeat of each leased claim this node holds and has not completed or released. */
     private final ConcurrentHashMap<Ticket, java.util.concurrent.Future<?>> heartbeats = new ConcurrentHashMap<>();
+    /** "Seen" and "last seen" of ids ({@link #sight}). */
+    private final Sightings sightings = new Sightings(this);
+    /** Callbacks waiting for a key to finish ({@link #whenFinished}), by {@link ScopedKey#cacheId()}. */
+    private final ConcurrentHashMap<String, java.util.List<FinishWatch>> finishWatches = new ConcurrentHashMap<>();
 
     /**
      * @param store                   the records
@@ -102,6 +107,7 @@ public final class IdempotencyEngine {
         this.afterCompletionExecutor = Objects.requireNonNull(afterCompletionExecutor, "afterCompletionExecutor");
         this.afterCompletionTimeout = Objects.requireNonNull(afterCompletionTimeout, "afterCompletionTimeout");
         this.atomicClaims = store instanceof AtomicClaims a ? a : null;
+        signals.onSignal(this::signalled);
     }
 
     /** An engine with no transactions and local signals, for tests and Java SE use. */
@@ -267,8 +273,42 @@ public final class IdempotencyEngine {
                 return step instanceof Step.Claimed<AtomicOutcome<R>> claimed
                         ? new Step.Done<>(new AtomicOutcome.Ran<>(runHeld(claimed.hold(), call))) : step;
             };
-            return joined ? attempt.call() : transactions.required(attempt);
+            if (joined) {
+                return attempt.call();
+            }
+            try {
+                return transactions.required(attempt);
+            } catch (Exception e) {
+                return afterLostCommit(key, e);
+            }
         });
+    }
+
+    /**
+     * The library's transaction failed. When it lost to another transaction's commit (on a multi-primary database, a
+     * certification failure: another node committed the same key first) and the key now has a record, the claim is
+     * judged again in a new transaction (a replay, or "in progress"); the operation's work rolled back with it.
+     * Otherwise the failure is the caller's.
+     */
+    /** Whether the key has a committed record now (after this node's transaction for it rolled back). */
+    private boolean committedByAnother(ScopedKey key) {
+        try {
+            return store.find(key).isPresent();
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "Could not read the " + key + " after a lost commit", e);
+            return false;
+        }
+    }
+
+    private <T> Step<T> afterLostCommit(ScopedKey key, Exception failure) throws Exception {
+        if (!atomicClaims.lostToAnotherCommit(failure)) {
+            throw failure;
+        }
+        if (!committedByAnother(key)) {
+            throw failure; // a conflict on the operation's own rows (or the store cannot tell): not a lost race for the key
+        }
+        LOG.log(Level.FINE, "{0}: another transaction committed the key first ({1}); judging it again", new Object[] {key, failure});
+        return new Step.Blocked<>(true, MIN_RETRY_AFTER);
     }
 
     /**
@@ -317,6 +357,9 @@ public final class IdempotencyEngine {
      * the engine began it. When the transaction is marked for rollback, nothing is stored and it rolls back.
      *
      * @return whether the response is now stored (committed, or written into the caller's transaction)
+     * @throws IdempotencyInProgressException the commit lost to another transaction that committed the key first (a
+     *                                        multi-primary database, whose nodes certify commits): this work rolled
+     *                                        back, a retry replays the other's
      * @throws IdempotencyStoreException the completion or the commit failed: nothing about the call is kept
      */
     public boolean completeAtomic(AtomicHold hold, byte[] response) {
@@ -330,16 +373,32 @@ public final class IdempotencyEngine {
             writeAnswer(hold, response);
         } catch (RuntimeException e) {
             abortAtomic(hold);
-            throw e;
+            throw hold.begun != null && lostTheKey(ticket.scopedKey(), e) ? rejected(ticket.scopedKey(), MIN_RETRY_AFTER) : e;
         }
         if (hold.begun != null) {
             try {
                 hold.begun.commit();
             } catch (RuntimeException e) {
+                if (lostTheKey(ticket.scopedKey(), e)) {
+                    throw rejected(ticket.scopedKey(), MIN_RETRY_AFTER);
+                }
                 observer.storeError(ticket.scopedKey().namespace(), e);
                 throw new IdempotencyStoreException("Could not commit the work and the response of the " + ticket.scopedKey(), e);
             }
         }
+        return true;
+    }
+
+    /**
+     * Whether this node's transaction for the key, rolled back now, lost to another transaction that committed the
+     * key first (a multi-primary database: the other node's commit was certified first, and this one was aborted).
+     */
+    private boolean lostTheKey(ScopedKey key, RuntimeException failure) {
+        if (!atomicClaims.lostToAnotherCommit(failure) || !committedByAnother(key)) {
+            return false;
+        }
+        LOG.log(Level.FINE, "{0}: another transaction committed the key first ({1})", new Object[] {key, failure});
+        observer.conflict(key);
         return true;
     }
 
@@ -596,7 +655,7 @@ public final class IdempotencyEngine {
     }
 
     /** The finished, unexpired record the cache holds for the key; null when none, or when the cache fails. */
-    private IdempotencyRecord cachedFinished(ScopedKey key) {
+    IdempotencyRecord cachedFinished(ScopedKey key) {
         IdempotencyRecord cached;
         try {
             cached = cache.get(key).orElse(null);
@@ -846,7 +905,156 @@ public final class IdempotencyEngine {
     /** A finished record, committed: into the cache (on every node), and its waiters woken. */
     private void finished(IdempotencyRecord record) {
         cacheQuietly(record);
+        List<FinishWatch> watching = finishWatches.remove(record.scopedKey().cacheId());
+        if (watching != null) {
+            watching.forEach(w -> w.call(record));
+        }
         signals.signal(record.scopedKey());
+    }
+
+    // ------------------------------------------------------------------ the programmatic door's operations
+
+    /**
+     * A sighting of an id ({@code IdempotencyManager.check}, SPEC M1): whether it was seen before (by any node),
+     * when it was last seen, and "seen now" recorded. Stored state: the first sighting claims a record in the store,
+     * later ones move its {@code lastSeen}; a known id is answered from the cache with no SQL, the store learning
+     * the sighting behind ({@link #recordSightingsWith}). Observed as an execution (first) or a replay (later).
+     *
+     * @param policy the time to live of the id's record, and the lease of its first sighting's claim
+     */
+    public Sighting sight(ScopedKey id, String requestType, Policy policy) {
+        return sightings.sight(id, requestType, policy);
+    }
+
+    /** Remembers with the id's cached sighting that a door noted it ({@link Sighting#noted()}); nothing is stored. */
+    public void noteSighting(ScopedKey id) {
+        sightings.note(id);
+    }
+
+    /**
+     * How sightings answered from the cache reach the store: in one batch every {@code flushEvery} on the scheduler
+     * ({@code null}: each at once; a running schedule stops and what is queued is written now, as at shutdown); and
+     * how long a sighting is trusted in the cache at most ({@code null}: its record's life; a cache of each node's
+     * own should bound it, since other nodes' sightings reach only the store).
+     */
+    public void recordSightingsWith(java.util.concurrent.ScheduledExecutorService scheduler, Duration flushEvery, Duration cachedAtMost) {
+        sightings.start(scheduler, flushEvery, cachedAtMost);
+    }
+
+    /** Writes the sightings the store has not recorded yet (as the schedule does). */
+    public void flushSightings() {
+        sightings.flush();
+    }
+
+    /**
+     * Calls back once when the key has a finished record: at once, on this thread, when it has one already;
+     * else on the thread that finished it here, or that received the news from another node (keep it quick).
+     * With no cache, only completions on this node call back.
+     */
+    public void whenFinished(ScopedKey key, java.util.function.Consumer<IdempotencyRecord> callback) {
+        FinishWatch watch = new FinishWatch(key, callback);
+        // Registered before the look-up, so that a completion in between is not missed.
+        finishWatches.computeIfAbsent(key.cacheId(), k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(watch);
+        lookup(key).ifPresent(r -> {
+            unwatch(watch);
+            watch.call(r);
+        });
+    }
+
+    /** A signal, from here or another node: a watched key finished elsewhere is in the cache by now. */
+    private void signalled(String cacheId) {
+        List<FinishWatch> watching = finishWatches.get(cacheId);
+        if (watching == null || watching.isEmpty()) {
+            return;
+        }
+        IdempotencyRecord record = cachedFinished(watching.get(0).key());
+        if (record != null) { // else released, deleted, or not cached: they keep watching
+            watching.forEach(w -> {
+                unwatch(w);
+                w.call(record);
+            });
+        }
+    }
+
+    private void unwatch(FinishWatch watch) {
+        finishWatches.computeIfPresent(watch.key().cacheId(), (k, l) -> {
+            l.remove(watch);
+            return l.isEmpty() ? null : l;
+        });
+    }
+
+    /** One {@link #whenFinished} callback, called once. */
+    private record FinishWatch(ScopedKey key, java.util.function.Consumer<IdempotencyRecord> callback,
+                               java.util.concurrent.atomic.AtomicBoolean called) {
+        FinishWatch(ScopedKey key, java.util.function.Consumer<IdempotencyRecord> callback) {
+            this(key, callback, new java.util.concurrent.atomic.AtomicBoolean());
+        }
+
+        void call(IdempotencyRecord record) {
+            if (called.compareAndSet(false, true)) {
+                try {
+                    callback.accept(record);
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "A listener of " + key + " failed", e);
+                }
+            }
+        }
+    }
+
+    /** The finished record of a key if the cache holds it (no store is asked). */
+    public java.util.Optional<IdempotencyRecord> cached(ScopedKey key) {
+        return java.util.Optional.ofNullable(cachedFinished(key));
+    }
+
+    /**
+     * Empties the cache (on every node when it is clustered); the store keeps every record, and first learns the
+     * sightings the cache held ({@link #flushSightings}).
+     */
+    public void flushCache() {
+        try {
+            sightings.flush();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not record the last sightings before emptying the cache; they are lost", e);
+        }
+        cache.clear();
+    }
+
+    /**
+     * Deletes records through the store's management capability, in batches of {@code batchSize}, never a live
+     * claim; each deleted key leaves the cache. Returns how many it deleted.
+     *
+     * @throws UnsupportedOperationException when the store has no management capability
+     */
+    public int delete(dev.idempotency.spi.Deletion which, int batchSize) {
+        return management("delete records").delete(which, clock.instant(), batchSize, cache::remove);
+    }
+
+    /** Writes records as they are (an import): replaces records with the same keys; the cache is emptied. */
+    public void importAll(List<IdempotencyRecord> records) {
+        management("import records").importAll(records);
+        cache.clear();
+    }
+
+    /** Every record, for an export. */
+    public List<IdempotencyRecord> all() {
+        return management("export its records").all();
+    }
+
+    /** The store's management capability, or a clear refusal naming the store. */
+    private dev.idempotency.spi.StoreManagement management(String what) {
+        if (store instanceof dev.idempotency.spi.StoreManagement management) {
+            return management;
+        }
+        throw new UnsupportedOperationException(store.getClass().getName() + " cannot " + what
+                + ": it does not implement dev.idempotency.spi.StoreManagement");
+    }
+
+    RecordCache cache() {
+        return cache;
+    }
+
+    boolean hasCache() {
+        return cache != RecordCache.NONE;
     }
 
     /** Into the cache; a cache failure never turns an answer into an error (duplicates then ask the store). */

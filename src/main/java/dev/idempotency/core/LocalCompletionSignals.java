@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 public final class LocalCompletionSignals implements CompletionSignals {
 
     private final ConcurrentHashMap<String, Generation> generations = new ConcurrentHashMap<>();
+    private final java.util.List<java.util.function.Consumer<String>> taps = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @Override
     public Subscription subscribe(ScopedKey scopedKey) {
@@ -49,6 +50,14 @@ public final class LocalCompletionSignals implements CompletionSignals {
         if (generation != null) {
             generation.latch.countDown();
         }
+        for (java.util.function.Consumer<String> tap : taps) {
+            tap.accept(cacheId);
+        }
+    }
+
+    @Override
+    public void onSignal(java.util.function.Consumer<String> cacheIds) {
+        taps.add(java.util.Objects.requireNonNull(cacheIds, "cacheIds"));
     }
 
     /** Waiters currently subscribed, for tests and metrics. */

@@ -169,8 +169,8 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             }
             if (!response.hasEntity()) {
                 request.removeProperty(HOLD);
-                if (!completeAtomic(hold, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false))) {
-                    Response problem = Problems.storeUnavailable();
+                Response problem = completeAtomic(hold, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
+                if (problem != null) {
                     response.setStatus(problem.getStatus());
                     response.getHeaders().putAll(problem.getHeaders());
                     response.setEntity(problem.getEntity());
@@ -205,7 +205,13 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         if (hold != null) {
             // Atomic: the completion commits the transaction, and only then are the same bytes sent (SPEC A4).
             context.removeProperty(HOLD);
-            writeAndStore(context, () -> runtime.engine().abortAtomic(hold), response -> completeAtomic(hold, response));
+            writeAndStore(context, () -> runtime.engine().abortAtomic(hold), response -> {
+                Response problem = completeAtomic(hold, response);
+                if (problem != null) {
+                    throw new jakarta.ws.rs.WebApplicationException("The response was not kept", problem);
+                }
+                return true;
+            });
             return;
         }
         Ticket ticket = (Ticket) context.getProperty(TICKET);
@@ -261,17 +267,22 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     }
 
     /**
-     * False when the completion or the commit failed (nothing was kept: the client must not get the response as
-     * a success). A transaction the application marked for rollback rolls back, and its response goes out as it is.
+     * Null when the response and the work committed; else the problem to answer instead (nothing was kept: the client
+     * must not get the response as a success): {@code 409} when another node committed the key first (a multi-primary
+     * database; its retry replays), {@code 503} when the completion or the commit failed. A transaction the
+     * application marked for rollback rolls back, and its response goes out as it is.
      */
-    private boolean completeAtomic(AtomicHold hold, StoredHttpResponse response) {
+    private Response completeAtomic(AtomicHold hold, StoredHttpResponse response) {
         try {
             runtime.engine().completeAtomic(hold, response.encode());
-            return true;
+            return null;
+        } catch (dev.idempotency.IdempotencyInProgressException e) {
+            LOG.log(Level.FINE, "{0}: another node committed the key first; this request's work rolled back", method.describe());
+            return Problems.inProgress(e.retryAfter().toSeconds());
         } catch (RuntimeException e) {
             LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "
                     + hold.ticket().scopedKey() + "; its transaction rolled back and the retry runs it again", e);
-            return false;
+            return Problems.storeUnavailable();
         }
     }
 

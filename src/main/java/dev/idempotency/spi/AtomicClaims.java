@@ -32,4 +32,14 @@ public interface AtomicClaims {
 
     /** Whether the calling thread has a transaction that {@link #claimInTransaction} can join right now. */
     boolean canJoin();
+
+    /**
+     * Whether a transaction failed because another transaction's commit conflicted with it: a serialization failure
+     * or a deadlock victim, and on a multi-primary database (MariaDB Galera) a certification failure at commit, where
+     * the first of two nodes to commit the same key wins. The caller then asks the store whether another call
+     * committed the key (a replay) before it reports the failure. {@code false} by default.
+     */
+    default boolean lostToAnotherCommit(Throwable failure) {
+        return false;
+    }
 }

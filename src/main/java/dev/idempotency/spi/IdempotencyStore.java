@@ -61,6 +61,16 @@ public interface IdempotencyStore {
         throw new UnsupportedOperationException(getClass().getName() + " cannot tell its time");
     }
 
+    /**
+     * Records when ids were last seen ({@code IdempotencyManager.check}'s "last seen", SPEC M1), in a transaction of
+     * its own: for each key that has a record, {@code lastSeen} becomes the given time unless it is later already;
+     * nothing else changes (status, owner, version, expiry), and a key without a record is skipped. A store that
+     * cannot throws {@link UnsupportedOperationException} (the default): "last seen" then lives in the cache only.
+     */
+    default void recordSightings(java.util.Map<ScopedKey, Instant> lastSeen) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot record sightings");
+    }
+
     /** The record for a key, expired or not; no lock is taken. */
     Optional<IdempotencyRecord> find(ScopedKey scopedKey);
 

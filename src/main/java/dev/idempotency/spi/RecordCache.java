@@ -33,6 +33,17 @@ public interface RecordCache {
     void put(IdempotencyRecord finished);
 
     /**
+     * Holds a finished record as {@link #put} does, for at most {@code atMost} ({@code null}: until its expiry): an
+     * entry that changes after it was put (a sighting's "last seen") and that a cache of each node's own could
+     * otherwise answer for its whole life. A cache that cannot bound an entry's life does not hold it.
+     */
+    default void put(IdempotencyRecord finished, java.time.Duration atMost) {
+        if (atMost == null) {
+            put(finished);
+        }
+    }
+
+    /**
      * Holds a finished record that was read from the store, unless its key was evicted or removed since (a
      * release or a deletion that raced with the read): such a put would make the cache outlive its record.
      * A cache that cannot tell puts it as {@link #put} does.
@@ -51,9 +62,5 @@ public interface RecordCache {
 
     /** Forgets everything (after records were deleted in bulk). */
     default void clear() {
-    }
-
-    /** Calls back, on this node, whenever a finished record is put here by any node. */
-    default void onPut(java.util.function.Consumer<IdempotencyRecord> listener) {
     }
 }

@@ -155,6 +155,57 @@ class IdempotencyManagerTest {
     }
 
     @Test
+    void m1LastSeenIsStoredStateThatOutlivesTheCache() {
+        IdempotencyManager m = node();
+        RequestKey k = RequestKey.of("req-stored");
+        m.check(k);
+        CLOCK.advance(Duration.ofSeconds(7));
+        Instant sighted = CLOCK.instant();
+        assertThat(m.check(k).sinceLastSeen()).contains(Duration.ofSeconds(7)); // from the cache
+        CLOCK.advance(Duration.ofSeconds(3));
+        m.flushCache(); // the store learns the cache's sightings first
+        assertThat(records()).filteredOn(r -> r.scopedKey().key().equals("req-stored")).singleElement()
+                .satisfies(r -> assertThat(r.lastSeen()).as("the store holds the last sighting").isEqualTo(sighted));
+        long before = STATEMENTS.get();
+        IdempotencyManager.Check afterFlush = m.check(k);
+        assertThat(STATEMENTS.get()).as("the store answers once the cache forgot the id").isGreaterThan(before);
+        assertThat(afterFlush.seen()).isTrue();
+        assertThat(afterFlush.sinceLastSeen()).as("last seen, from the store").contains(Duration.ofSeconds(3));
+
+        var counts = containers.get(0).select(dev.idempotency.metrics.IdempotencyMetrics.class).get()
+                .snapshot(IdempotencyManagerBean.SEEN);
+        assertThat(counts.count(dev.idempotency.metrics.IdempotencyMetrics.Counter.EXECUTED)).as("first sightings").isEqualTo(1);
+        assertThat(counts.count(dev.idempotency.metrics.IdempotencyMetrics.Counter.REPLAYED)).as("later sightings").isEqualTo(2);
+    }
+
+    @Test
+    void m1WithoutACacheEveryNodeReadsTheSameLastSeen() {
+        IdempotencyManager node1 = node("node-1", Map.of("idempotency.cache.mode", "none", "idempotency.node-id", "node-1"));
+        IdempotencyManager node2 = node("node-2", Map.of("idempotency.cache.mode", "none", "idempotency.node-id", "node-2"));
+        RequestKey k = RequestKey.of("req-none");
+        assertThat(node1.check(k).seen()).isFalse();
+        CLOCK.advance(Duration.ofSeconds(2));
+        IdempotencyManager.Check onTwo = node2.check(k);
+        assertThat(onTwo.seen()).isTrue();
+        assertThat(onTwo.sinceLastSeen()).contains(Duration.ofSeconds(2));
+        CLOCK.advance(Duration.ofSeconds(3));
+        assertThat(node1.check(k).sinceLastSeen()).as("node 2's sighting, which node 1 never saw").contains(Duration.ofSeconds(3));
+        node2.store(k, "stored on 2");
+        assertThat(node1.check(k).responseStored()).isTrue();
+    }
+
+    @Test
+    void m5ListenersNeedNoCache() {
+        IdempotencyManager m = node("node", Map.of("idempotency.cache.mode", "none"));
+        RequestKey k = RequestKey.of("listened-without-cache");
+        List<String> heard = new CopyOnWriteArrayList<>();
+        m.addListener(k, (key, response) -> heard.add(new String(response, StandardCharsets.UTF_8)));
+        m.store(k, "r");
+        m.store(k, "r");
+        assertThat(heard).containsExactly("r");
+    }
+
+    @Test
     void m2M3StoreAndRetrieveUsePrimaryAndSecondaryIds() {
         IdempotencyManager m = node();
         RequestKey checkout = RequestKey.of("cart-9");
@@ -486,6 +537,8 @@ class IdempotencyManagerTest {
         long before = STATEMENTS.get();
         assertThat(node2.check(first).seen()).as("node 2 sees a request first seen on node 1").isTrue();
         assertThat(STATEMENTS.get()).as("from the replicated cache").isEqualTo(before);
+        CLOCK.advance(Duration.ofSeconds(4));
+        assertThat(node1.check(first).sinceLastSeen()).as("node 2's sighting, through the replicated cache").contains(Duration.ofSeconds(4));
 
         RequestKey awaited = RequestKey.of("stored-on-1");
         CompletableFuture<Optional<byte[]>> waiter = CompletableFuture.supplyAsync(() -> node2.await(awaited, Duration.ofSeconds(120)));

@@ -27,6 +27,10 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import dev.idempotency.core.Sighting;
+import dev.idempotency.spi.IdempotencyRecord;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -464,6 +468,27 @@ abstract class JpaStoreContract {
         assertThat(r.owner()).isEqualTo("node-b");
         assertThat(r.status()).isEqualTo(RecordStatus.IN_PROGRESS);
         assertThatThrownBy(() -> engine("node-c").begin(key, "fp", null, REJECT)).isInstanceOf(IdempotencyInProgressException.class);
+    }
+
+    /** {@code recordSightings}: last seen only ever moves forward, nothing else changes, unknown keys are skipped. */
+    @Test
+    void sightingsMoveLastSeenForwardAndNothingElse() {
+        IdempotencyEngine engine = engine("node-1");
+        ScopedKey seen = new ScopedKey("m", "p", "seen");
+        Sighting first = engine.sight(seen, null, REJECT);
+        assertThat(first.seenBefore()).isFalse();
+        IdempotencyRecord before = env.store.find(seen).orElseThrow();
+        Instant later = clock.instant().plusSeconds(40);
+        env.store.recordSightings(Map.of(seen, later, new ScopedKey("m", "p", "never-seen"), later));
+        env.store.recordSightings(Map.of(seen, later.minusSeconds(30))); // an older sighting, flushed late
+        IdempotencyRecord after = env.store.find(seen).orElseThrow();
+        assertThat(after.lastSeen()).isEqualTo(later);
+        assertThat(after.toBuilder().lastSeen(before.lastSeen()).build()).usingRecursiveComparison().isEqualTo(before);
+        assertThat(env.store.find(new ScopedKey("m", "p", "never-seen"))).isEmpty();
+        clock.advance(Duration.ofSeconds(50));
+        Sighting next = engine("node-2").sight(seen, null, REJECT);
+        assertThat(next.seenBefore()).isTrue();
+        assertThat(next.lastSeen()).contains(later);
     }
 
     @Test

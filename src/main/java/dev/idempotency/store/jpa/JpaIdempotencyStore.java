@@ -323,6 +323,35 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         return null;
     }
 
+    /** SQLState 40001 (serialization failure; MariaDB's deadlock and Galera's certification failure, 1213) or 40P01. */
+    @Override
+    public boolean lostToAnotherCommit(Throwable failure) {
+        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        java.util.ArrayDeque<Throwable> next = new java.util.ArrayDeque<>(List.of(failure));
+        while (!next.isEmpty()) {
+            Throwable c = next.pop();
+            if (!seen.add(c)) {
+                continue;
+            }
+            if (c instanceof java.sql.SQLException sql) {
+                String state = sql.getSQLState() == null ? "" : sql.getSQLState();
+                if (state.equals("40001") || state.equals("40P01") || sql.getErrorCode() == 1213) {
+                    return true;
+                }
+                if (sql.getNextException() != null) {
+                    next.push(sql.getNextException());
+                }
+            }
+            if (c.getCause() != null) {
+                next.push(c.getCause());
+            }
+            for (Throwable s : c.getSuppressed()) {
+                next.push(s);
+            }
+        }
+        return false;
+    }
+
     @Override
     public void unclaimInTransaction(Ticket ticket) {
         try {
@@ -437,6 +466,27 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
                     .executeUpdate()) == 1;
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not renew the lease of the " + ticket.scopedKey(), e);
+        }
+    }
+
+    private static final String SIGHTED = "UPDATE idempotency_record SET last_seen = ?1 WHERE id = ?2 AND last_seen < ?1";
+
+    /** One {@code UPDATE} per id, all in one transaction of their own; no lock beyond the rows updated. */
+    @Override
+    public void recordSightings(Map<ScopedKey, Instant> lastSeen) {
+        if (lastSeen.isEmpty()) {
+            return;
+        }
+        try {
+            transactions.inNewTransaction(em -> {
+                // In id order: two nodes' batches lock their common rows in the same order (no deadlock).
+                new java.util.TreeMap<String, Instant>(lastSeen.entrySet().stream().collect(java.util.stream.Collectors.toMap(
+                        e -> e.getKey().id(), Map.Entry::getValue, (a, b) -> a.isAfter(b) ? a : b)))
+                        .forEach((id, at) -> em.createNativeQuery(SIGHTED).setParameter(1, at.toEpochMilli()).setParameter(2, id).executeUpdate());
+                return null;
+            });
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not record " + lastSeen.size() + " sightings", e);
         }
     }
 

@@ -89,6 +89,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
     }
 
     @Override
+    public void recordSightings(java.util.Map<ScopedKey, Instant> lastSeen) {
+        lastSeen.forEach((key, at) -> records.computeIfPresent(key, (k, r) -> at.isAfter(r.lastSeen()) ? r.toBuilder().lastSeen(at).build() : r));
+    }
+
+    @Override
     public Optional<IdempotencyRecord> find(ScopedKey scopedKey) {
         return Optional.ofNullable(records.get(scopedKey));
     }
