@@ -52,6 +52,12 @@ public class CacheSelection {
             manager = ownCacheManager = CacheManagers.start(clustered, s.clusterName(), s.nodeId(),
                     s.jgroupsStack().isEmpty() ? null : s.jgroupsStack(), s.bindAddress(), s.bindPort(), s.initialHosts(),
                     s.cacheMaxEntries(), keys, s.allowInsecureTransport());
+            if (clustered && keys.fromSecret()) {
+                LOG.log(Level.INFO, s.jgroupsStack().isEmpty()
+                        ? "The clustered cache's JGroups stack is encrypted and authenticated (SYM_ENCRYPT, SERIALIZE, AUTH) with {0}; its entries carry a MAC"
+                        : "The clustered cache runs the JGroups stack {1} as it is; its entries carry a MAC keyed by {0}",
+                        new Object[] {s.cacheSecret().source(), s.jgroupsStack()});
+            }
             return recordCache = new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries()), clock, signals, keys);
         }
         Cache<String, byte[]> cache = CacheManagers.defineCache(manager, s.cacheMaxEntries());

@@ -71,6 +71,11 @@ public final class CacheSecret {
         return material.clone();
     }
 
+    /** Where the secret came from: its key, or the key store and alias (never the secret). */
+    public String source() {
+        return source;
+    }
+
     @Override
     public String toString() {
         return "CacheSecret[" + source + "]";
