@@ -79,6 +79,7 @@ public enum Database {
     public void reset(int records) throws SQLException {
         try (Connection c = connect(); Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS idempotency_record");
+            s.execute("DROP TABLE IF EXISTS idempotency_schema_version");
             s.execute("DROP TABLE IF EXISTS bench_floor");
             s.execute("DROP TABLE IF EXISTS bench_business");
             s.execute("DROP TABLE IF EXISTS CAMEL_MESSAGEPROCESSED");
