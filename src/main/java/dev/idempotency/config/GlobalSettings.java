@@ -108,7 +108,9 @@ public record GlobalSettings(
                 r.get(ConfigKey.STORE, v -> ConfigValues.oneOf(ConfigKey.STORE.key(), v, "jpa", "memory")),
                 r.get(ConfigKey.PERSISTENCE_UNIT, String::strip),
                 r.get(ConfigKey.DATASOURCE, String::strip),
-                r.get(ConfigKey.SCHEMA, v -> ConfigValues.oneOf(ConfigKey.SCHEMA.key(), v, "create", "validate", "none")),
+                // update: the name Hibernate users reach for; the library's create creates and migrates, so it is the same
+                r.get(ConfigKey.SCHEMA, v -> ConfigValues.oneOf(ConfigKey.SCHEMA.key(), v, "create", "update", "validate", "none")
+                        .replace("update", "create")),
                 r.get(ConfigKey.LOCK_TIMEOUT, v -> ConfigValues.duration(ConfigKey.LOCK_TIMEOUT.key(), v, true)),
                 r.get(ConfigKey.CLAIM, v -> claimMode(ConfigKey.CLAIM.key(), v)),
                 r.get(ConfigKey.CLAIM_LOCK_TIMEOUT, v -> ConfigValues.duration(ConfigKey.CLAIM_LOCK_TIMEOUT.key(), v, true)),

@@ -179,6 +179,17 @@ class SchemaUpgradeTest {
         return IdempotencyWeld.weld(Map.of("idempotency.schema", schema), Database.class).initialize();
     }
 
+    /** {@code update}, the name Hibernate users reach for, is {@code create} (which creates and migrates); a typo is named. */
+    @org.junit.jupiter.api.Test
+    void updateIsASynonymOfCreateAndAnUnknownModeIsAnError() {
+        dev.idempotency.config.ConfigErrors errors = new dev.idempotency.config.ConfigErrors();
+        assertThat(dev.idempotency.config.GlobalSettings.read(IdempotencyWeld.config(Map.of("idempotency.schema", "update")), errors)
+                .schema()).isEqualTo("create");
+        assertThat(errors.all()).isEmpty();
+        dev.idempotency.config.GlobalSettings.read(IdempotencyWeld.config(Map.of("idempotency.schema", "upgrade")), errors);
+        assertThat(errors.all()).singleElement().satisfies(e -> assertThat(e.getMessage()).contains("idempotency.schema"));
+    }
+
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void createMigratesTheTableOf01AndLosesNoRecord(TestDatabase db) throws Exception {
