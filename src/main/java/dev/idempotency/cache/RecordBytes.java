@@ -77,9 +77,14 @@ final class RecordBytes {
         return out.array();
     }
 
+    /** Whether {@code bytes} are a record entry of this version (its MAC not checked). */
+    static boolean versionOf(byte[] bytes) {
+        return bytes.length >= 1 + MAC_LENGTH && bytes[0] == VERSION;
+    }
+
     /** Whether {@code bytes} are a record of this version with a MAC that verifies under {@code mac}'s key. */
     static Check check(byte[] bytes, javax.crypto.Mac mac) {
-        if (bytes.length < 1 + MAC_LENGTH || bytes[0] != VERSION) {
+        if (!versionOf(bytes)) {
             return Check.OTHER;
         }
         int body = bytes.length - MAC_LENGTH;
