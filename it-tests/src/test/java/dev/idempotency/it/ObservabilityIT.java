@@ -51,17 +51,23 @@ class ObservabilityIT extends ServerIT {
         return 0;
     }
 
-    @Test
-    @Order(1)
-    @DisplayName("The metrics endpoint shows the counts of a scripted sequence, tagged by namespace")
-    void metricsAfterAScriptedSequence() throws Exception {
-        String before = metrics();
+    /** One payment, two retries, its key reused with another amount, and one without a key; returns the key. */
+    String scriptedSequence() throws Exception {
         String k = UUID.randomUUID().toString();
         assertThat(send(postJson("api/payments", k, PAYMENT)).statusCode()).isEqualTo(201);
         assertThat(send(postJson("api/payments", k, PAYMENT)).statusCode()).isEqualTo(201);
         assertThat(send(postJson("api/payments", k, PAYMENT)).statusCode()).isEqualTo(201);
         assertThat(send(postJson("api/payments", k, PAYMENT.replace("1000", "2000"))).statusCode()).isEqualTo(422);
         assertThat(send(postJson("api/payments", null, PAYMENT)).statusCode()).isEqualTo(400);
+        return k;
+    }
+
+    @Test
+    @Order(1)
+    @DisplayName("The metrics endpoint shows the counts of a scripted sequence, tagged by namespace")
+    void metricsAfterAScriptedSequence() throws Exception {
+        String before = metrics();
+        scriptedSequence();
         String after = metrics();
         assertThat(counter(after, "idempotency_executed_total") - counter(before, "idempotency_executed_total")).as(after).isEqualTo(1.0);
         assertThat(counter(after, "idempotency_replayed_total") - counter(before, "idempotency_replayed_total")).isEqualTo(2.0);
@@ -110,12 +116,7 @@ class ObservabilityIT extends ServerIT {
     void openTelemetryAfterAScriptedSequence() throws Exception {
         String before = nextExport(java.nio.file.Files.size(serverLog()));
         long start = java.nio.file.Files.size(serverLog());
-        String k = UUID.randomUUID().toString();
-        assertThat(send(postJson("api/payments", k, PAYMENT)).statusCode()).isEqualTo(201);
-        assertThat(send(postJson("api/payments", k, PAYMENT)).statusCode()).isEqualTo(201);
-        assertThat(send(postJson("api/payments", k, PAYMENT)).statusCode()).isEqualTo(201);
-        assertThat(send(postJson("api/payments", k, PAYMENT.replace("1000", "2000"))).statusCode()).isEqualTo(422);
-        assertThat(send(postJson("api/payments", null, PAYMENT)).statusCode()).isEqualTo(400);
+        String k = scriptedSequence();
         String after = nextExport(java.nio.file.Files.size(serverLog()));
         assertThat(otelCounter(after, "idempotency.executed") - otelCounter(before, "idempotency.executed")).as(after).isEqualTo(1);
         assertThat(otelCounter(after, "idempotency.replayed") - otelCounter(before, "idempotency.replayed")).isEqualTo(2);
