@@ -1,5 +1,8 @@
 package dev.idempotency.cache;
 
+import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.GlobalSettings;
+
 import org.infinispan.Cache;
 import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
@@ -9,11 +12,16 @@ import org.infinispan.manager.DefaultCacheManager;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
 import org.jgroups.JChannel;
+import org.jgroups.protocols.AUTH;
+import org.jgroups.protocols.Encrypt;
 import org.jgroups.protocols.FD_ALL3;
 import org.jgroups.protocols.FD_SOCK2;
 import org.jgroups.protocols.FRAG4;
 import org.jgroups.protocols.MERGE3;
 import org.jgroups.protocols.MFC;
+import org.jgroups.protocols.SERIALIZE;
+import org.jgroups.protocols.SYM_ENCRYPT;
+import org.jgroups.protocols.TP;
 import org.jgroups.protocols.TCP;
 import org.jgroups.protocols.TCPPING;
 import org.jgroups.protocols.UFC;
@@ -31,6 +39,12 @@ import java.util.List;
  * The library's own cache manager and its cache {@value #CACHE}: local when alone, replicated synchronously
  * over JGroups when clustered. The default TCP stack is built in code (bind address and port, TCPPING
  * initial hosts), so nothing is read from system properties; a JGroups XML file replaces it.
+ *
+ * <p>With a shared secret ({@link CacheKeys#fromSecret()}) the built-in stack is authenticated and encrypted the way
+ * Infinispan documents for its cluster transport: {@code SYM_ENCRYPT} (AES-256, CBC) right above the failure
+ * detection, {@code SERIALIZE} above it (so that headers, not only payloads, travel encrypted) and {@code AUTH} under
+ * {@code GMS} (a joining node proves it holds the secret). Without one, a stack whose transport binds off loopback
+ * is refused unless the network is declared secured otherwise.
  */
 public final class CacheManagers {
 
@@ -51,6 +65,21 @@ public final class CacheManagers {
      */
     public static EmbeddedCacheManager start(boolean clustered, String clusterName, String nodeName, String stackFile,
                                              String bindAddress, int bindPort, String initialHosts, long maxEntries) {
+        return start(clustered, clusterName, nodeName, stackFile, bindAddress, bindPort, initialHosts, maxEntries, null, false);
+    }
+
+    /**
+     * As above, and:
+     *
+     * @param keys                   the keys of the cluster's shared secret (only {@link CacheKeys#fromSecret()} ones
+     *                               secure the built-in stack), or {@code null}
+     * @param allowInsecureTransport a stack without encryption may bind off loopback (the network is secured otherwise)
+     * @throws IdempotencyConfigurationException a stack that would leave loopback unencrypted, unless allowed
+     */
+    public static EmbeddedCacheManager start(boolean clustered, String clusterName, String nodeName, String stackFile,
+                                             String bindAddress, int bindPort, String initialHosts, long maxEntries,
+                                             CacheKeys keys, boolean allowInsecureTransport) {
+        CacheKeys secret = keys != null && keys.fromSecret() ? keys : null;
         GlobalConfigurationBuilder global = clustered
                 ? GlobalConfigurationBuilder.defaultClusteredBuilder()
                 : new GlobalConfigurationBuilder().nonClusteredDefault();
@@ -60,10 +89,15 @@ public final class CacheManagers {
             global.transport().clusterName(clusterName).nodeName(nodeName);
             try {
                 JChannel channel = stackFile == null
-                        ? new JChannel(tcpStack(bindAddress, bindPort, initialHosts))
+                        ? new JChannel(tcpStack(bindAddress, bindPort, initialHosts, secret))
                         : new JChannel(stackFile);
+                if (!allowInsecureTransport) {
+                    refuseInsecure(channel, stackFile);
+                }
                 channel.name(nodeName);
                 global.transport().transport(new JGroupsTransport(channel));
+            } catch (IdempotencyConfigurationException e) {
+                throw e;
             } catch (Exception e) {
                 throw new IllegalStateException("Could not build the JGroups channel: " + e.getMessage(), e);
             }
@@ -92,7 +126,25 @@ public final class CacheManagers {
         return manager.getStatus().allowInvocations() ? manager.getCache(CACHE) : null;
     }
 
+    /** A stack whose transport binds off loopback with no encryption protocol (SYM_ENCRYPT, ASYM_ENCRYPT) is refused. */
+    private static void refuseInsecure(JChannel channel, String stackFile) {
+        TP tp = channel.getProtocolStack().getTransport();
+        InetAddress bind = tp.getBindAddress();
+        boolean encrypted = channel.getProtocolStack().getProtocols().stream().anyMatch(p -> p instanceof Encrypt);
+        if (!encrypted && (bind == null || !bind.isLoopbackAddress())) {
+            channel.close();
+            throw new IdempotencyConfigurationException(GlobalSettings.insecureTransportMessage(
+                    (stackFile == null ? "the built-in stack" : "the JGroups stack " + stackFile + ", which has no SYM_ENCRYPT or ASYM_ENCRYPT,")
+                            + " binds to " + (bind == null ? "the host's address" : bind.getHostAddress())));
+        }
+    }
+
     static List<org.jgroups.stack.Protocol> tcpStack(String bindAddress, int bindPort, String initialHosts) throws Exception {
+        return tcpStack(bindAddress, bindPort, initialHosts, null);
+    }
+
+    static List<org.jgroups.stack.Protocol> tcpStack(String bindAddress, int bindPort, String initialHosts, CacheKeys secret)
+            throws Exception {
         List<java.net.InetSocketAddress> hosts = new ArrayList<>();
         for (String h : initialHosts.split(",")) {
             String host = h.strip();
@@ -117,9 +169,24 @@ public final class CacheManagers {
         stack.add(new FD_SOCK2());
         stack.add(new FD_ALL3());
         stack.add(new VERIFY_SUSPECT2());
+        if (secret != null) {
+            // Infinispan's documented place for SYM_ENCRYPT: after VERIFY_SUSPECT2, below NAKACK2. What travels below
+            // it (discovery, failure detection, merge probes) carries no cache data.
+            SYM_ENCRYPT encrypt = new SYM_ENCRYPT().setSecretKey(secret.transportKey());
+            encrypt.symAlgorithm("AES/CBC/PKCS5Padding");
+            encrypt.symIvLength(16);
+            stack.add(encrypt);
+            stack.add(new SERIALIZE());
+        }
         stack.add(new NAKACK2().useMcastXmit(false));
         stack.add(new UNICAST3());
         stack.add(new STABLE());
+        if (secret != null) {
+            SecretToken token = new SecretToken(secret.joinProof());
+            AUTH auth = new AUTH().setAuthToken(token);
+            token.setAuth(auth);
+            stack.add(auth);
+        }
         stack.add(new GMS().setJoinTimeout(2000));
         stack.add(new UFC());
         stack.add(new MFC());

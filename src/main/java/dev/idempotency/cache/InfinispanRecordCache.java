@@ -29,6 +29,12 @@ import java.util.logging.Logger;
  * s (a short entry that decodes to no record): a finished record read from the store before that release or
  * deletion, and put after it ({@link #putLoaded}, a put-if-absent), finds the tombstone and is not cached, so the
  * cache never outlives its record. A completion ({@link #put}) replaces a tombstone: it finished after it.
+ *
+ * <p>Every record entry carries an HMAC-SHA-256 over its scope, key and content ({@link RecordBytes}), keyed by the
+ * cache's {@link CacheKeys}, checked on every read of a clustered cache or one whose keys come from a secret (a local
+ * cache with this JVM's random keys is written by nobody else, and is not checked): an entry that does not verify, or
+ * that verifies but sits under another scope's id, is never replayed. It is a miss (the store answers), counted ({@link #rejectedEntries()}),
+ * logged once at WARNING (then at FINE), and replaced by a tombstone.
  */
 public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
 
@@ -43,8 +49,23 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
     private final LocalCompletionSignals signals;
     private final WakeUps wakeUps = new WakeUps();
     private final AtomicLong nonce = new AtomicLong();
+    private final ThreadLocal<javax.crypto.Mac> macs;
+    /** Whether entries' MACs are checked when read (a shared cache, or keys from a secret). */
+    private final boolean verify;
+    private final AtomicLong rejected = new AtomicLong();
 
+    /** With keys of this JVM alone (random): for a cache that no other process reads. */
     public InfinispanRecordCache(Cache<String, byte[]> cache, Clock clock, LocalCompletionSignals signals) {
+        this(cache, clock, signals, CacheKeys.random());
+    }
+
+    /** @param keys the key of the entries' MAC: the same on every node that shares the cache */
+    public InfinispanRecordCache(Cache<String, byte[]> cache, Clock clock, LocalCompletionSignals signals, CacheKeys keys) {
+        this.macs = ThreadLocal.withInitial(keys::entryMac);
+        // A cache of this JVM alone, with keys of its own, is written by nobody else: checking its MACs would cost
+        // every replay an HMAC of the response (about 1.5 us a KiB) and protect against nothing. Entries carry their
+        // MAC all the same.
+        this.verify = keys.fromSecret() || cache.getCacheConfiguration().clustering().cacheMode().isClustered();
         this.cache = cache;
         this.clock = clock;
         this.signals = signals;
@@ -57,8 +78,45 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         if (bytes == null) {
             return Optional.empty();
         }
-        IdempotencyRecord r = RecordBytes.decode(bytes);
-        return r == null || !r.scopedKey().equals(key) ? Optional.empty() : Optional.of(r);
+        IdempotencyRecord r = verified(key.cacheId(), bytes);
+        if (r != null && !r.scopedKey().equals(key)) {
+            reject(key.cacheId(), "it is another scope's entry");
+            return Optional.empty();
+        }
+        return Optional.ofNullable(r);
+    }
+
+    /** The record of an entry whose MAC verifies; {@code null} for a tombstone, another version, or a rejected entry. */
+    private IdempotencyRecord verified(String id, byte[] bytes) {
+        if (!verify) {
+            return RecordBytes.versionOf(bytes) ? RecordBytes.decode(bytes) : null;
+        }
+        return switch (RecordBytes.check(bytes, macs.get())) {
+            case VERIFIED -> RecordBytes.decode(bytes);
+            case OTHER -> null;
+            case FORGED -> {
+                reject(id, "its MAC does not verify (forged, or written under another secret)");
+                yield null;
+            }
+        };
+    }
+
+    /** A cache entry not to be trusted: counted, logged (the first at WARNING), replaced by a tombstone. */
+    private void reject(String id, String why) {
+        long n = rejected.incrementAndGet();
+        LOG.log(n == 1 ? Level.WARNING : Level.FINE, "Rejected a cache entry ({0} so far): {1}; the store answers instead. "
+                + "Nodes that share the cache need the same idempotency.cache.secret", new Object[] {n, why});
+        try {
+            cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
+                    .put(id, tombstone(), TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "Could not replace a rejected cache entry", e);
+        }
+    }
+
+    /** Entries rejected since this cache started: their MAC did not verify, or they sat under another scope's id. */
+    public long rejectedEntries() {
+        return rejected.get();
     }
 
     @Override
@@ -73,7 +131,7 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
             return;
         }
         cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
-                .put(finished.scopedKey().cacheId(), RecordBytes.encode(finished), lifespan, TimeUnit.MILLISECONDS);
+                .put(finished.scopedKey().cacheId(), RecordBytes.encode(finished, macs.get()), lifespan, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -83,7 +141,7 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
             return;
         }
         // Absent only: a tombstone (released or deleted since the read) or the record itself stays as it is.
-        cache.putIfAbsent(finished.scopedKey().cacheId(), RecordBytes.encode(finished), lifespan, TimeUnit.MILLISECONDS);
+        cache.putIfAbsent(finished.scopedKey().cacheId(), RecordBytes.encode(finished, macs.get()), lifespan, TimeUnit.MILLISECONDS);
     }
 
     /** How long an entry for the record may live: until the record expires; zero or less: not to be held. */
@@ -97,9 +155,12 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
      */
     @Override
     public void evict(ScopedKey key) {
-        byte[] tombstone = java.nio.ByteBuffer.allocate(9).put(TOMBSTONE).putLong(nonce.incrementAndGet()).array();
         cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
-                .put(key.cacheId(), tombstone, TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
+                .put(key.cacheId(), tombstone(), TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
+    }
+
+    private byte[] tombstone() {
+        return java.nio.ByteBuffer.allocate(9).put(TOMBSTONE).putLong(nonce.incrementAndGet()).array();
     }
 
     @Override

@@ -16,16 +16,31 @@ import java.time.Instant;
  * reads with a {@link ByteBuffer} and builds strings straight from the bytes (version 1's
  * {@code DataInputStream.readUTF} took a third of a replay's time beyond its floor). A record of another version
  * decodes to {@code null}: the engine then asks the store, so nodes of two versions can share a cluster.
+ *
+ * <p>Version 3 (this one): version 2's fields, then an HMAC-SHA-256 over everything before it (the version, the scope
+ * and key, the status, fingerprint, times and response), keyed by the cache's entry key ({@link CacheKeys}). An entry
+ * whose MAC does not verify is {@link Check#FORGED}: never decoded, never replayed.
  */
 final class RecordBytes {
 
-    private static final byte VERSION = 2;
+    private static final byte VERSION = 3;
+    static final int MAC_LENGTH = 32;
+
+    /** What a value in the cache is. */
+    enum Check {
+        /** A record of this version whose MAC verifies. */
+        VERIFIED,
+        /** Not a record of this version (a tombstone, another version's record, or too short to be one): ask the store. */
+        OTHER,
+        /** A record of this version whose MAC does not verify: forged, or written under another secret. */
+        FORGED
+    }
     private static final byte[] NONE = new byte[0];
 
     private RecordBytes() {
     }
 
-    static byte[] encode(IdempotencyRecord r) {
+    static byte[] encode(IdempotencyRecord r, javax.crypto.Mac mac) {
         byte[] namespace = utf8(r.scopedKey().namespace());
         byte[] principal = utf8(r.scopedKey().principal());
         byte[] key = utf8(r.scopedKey().key());
@@ -33,7 +48,7 @@ final class RecordBytes {
         byte[] requestType = r.requestType() == null ? null : utf8(r.requestType());
         byte[] response = r.response() == null ? NONE : r.response();
         int size = 1 + 4 + namespace.length + 4 + principal.length + 4 + key.length + 1 + 4 + fingerprint.length
-                + 4 + (requestType == null ? 0 : requestType.length) + 4 + 8 * 5 + 4 + response.length;
+                + 4 + (requestType == null ? 0 : requestType.length) + 4 + 8 * 5 + 4 + response.length + MAC_LENGTH;
         ByteBuffer out = ByteBuffer.allocate(size);
         out.put(VERSION);
         put(out, namespace);
@@ -53,12 +68,36 @@ final class RecordBytes {
         out.putLong(r.expiresAt().toEpochMilli());
         out.putLong(r.version());
         put(out, response);
+        mac.update(out.array(), 0, out.position());
+        try {
+            mac.doFinal(out.array(), out.position());
+        } catch (javax.crypto.ShortBufferException e) {
+            throw new IllegalStateException(e);
+        }
         return out.array();
     }
 
+    /** Whether {@code bytes} are a record entry of this version (its MAC not checked). */
+    static boolean versionOf(byte[] bytes) {
+        return bytes.length >= 1 + MAC_LENGTH && bytes[0] == VERSION;
+    }
+
+    /** Whether {@code bytes} are a record of this version with a MAC that verifies under {@code mac}'s key. */
+    static Check check(byte[] bytes, javax.crypto.Mac mac) {
+        if (!versionOf(bytes)) {
+            return Check.OTHER;
+        }
+        int body = bytes.length - MAC_LENGTH;
+        mac.update(bytes, 0, body);
+        byte[] expected = mac.doFinal();
+        return java.security.MessageDigest.isEqual(expected, java.util.Arrays.copyOfRange(bytes, body, bytes.length))
+                ? Check.VERIFIED : Check.FORGED;
+    }
+
+    /** The record of bytes that {@link #check} verified; {@code null} when they do not decode. */
     static IdempotencyRecord decode(byte[] bytes) {
         try {
-            ByteBuffer in = ByteBuffer.wrap(bytes);
+            ByteBuffer in = ByteBuffer.wrap(bytes, 0, bytes.length - MAC_LENGTH);
             if (in.get() != VERSION) {
                 return null; // written by another version: ask the store
             }

@@ -1,6 +1,7 @@
 package dev.idempotency.cdi;
 
 import dev.idempotency.ForIdempotency;
+import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.config.GlobalSettings;
@@ -17,10 +18,14 @@ import org.infinispan.Cache;
 import org.infinispan.manager.EmbeddedCacheManager;
 
 import java.time.Clock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /** Chooses and starts the cache in front of the store (SPEC S4): one job, and stops what it started. */
 @ApplicationScoped
 public class CacheSelection {
+
+    private static final Logger LOG = Logger.getLogger(CacheSelection.class.getName());
 
     @Inject
     @Any
@@ -33,18 +38,49 @@ public class CacheSelection {
     InfinispanRecordCache create(GlobalSettings s, Clock clock, LocalCompletionSignals signals) {
         Instance<Cache<String, byte[]>> own = beans.select(new TypeLiteral<Cache<String, byte[]>>() { }, ForIdempotency.Literal.INSTANCE);
         if (own.isResolvable()) {
-            return recordCache = new InfinispanRecordCache(own.get(), clock, signals);
+            Cache<String, byte[]> cache = own.get();
+            return recordCache = new InfinispanRecordCache(cache, clock, signals,
+                    keys(s, cache.getCacheConfiguration().clustering().cacheMode().isClustered()));
         }
         EmbeddedCacheManager manager = Lookups.qualified(beans, EmbeddedCacheManager.class);
         if (manager == null) {
             if (s.cacheMode().equals("none")) {
                 return null;
             }
-            manager = ownCacheManager = CacheManagers.start(s.cacheMode().equals("cluster"), s.clusterName(), s.nodeId(),
+            boolean clustered = s.cacheMode().equals("cluster");
+            CacheKeys keys = keys(s, clustered);
+            manager = ownCacheManager = CacheManagers.start(clustered, s.clusterName(), s.nodeId(),
                     s.jgroupsStack().isEmpty() ? null : s.jgroupsStack(), s.bindAddress(), s.bindPort(), s.initialHosts(),
-                    s.cacheMaxEntries());
+                    s.cacheMaxEntries(), keys, s.allowInsecureTransport());
+            if (clustered && keys.fromSecret()) {
+                LOG.log(Level.INFO, s.jgroupsStack().isEmpty()
+                        ? "The clustered cache's JGroups stack is encrypted and authenticated (SYM_ENCRYPT, SERIALIZE, AUTH) with {0}; its entries carry a MAC"
+                        : "The clustered cache runs the JGroups stack {1} as it is; its entries carry a MAC keyed by {0}",
+                        new Object[] {s.cacheSecret().source(), s.jgroupsStack()});
+            }
+            return recordCache = new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries()), clock, signals, keys);
         }
-        return recordCache = new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries()), clock, signals);
+        Cache<String, byte[]> cache = CacheManagers.defineCache(manager, s.cacheMaxEntries());
+        return recordCache = new InfinispanRecordCache(cache, clock, signals,
+                keys(s, cache.getCacheConfiguration().clustering().cacheMode().isClustered()));
+    }
+
+    /**
+     * The keys of the entries' MAC (and of the built-in cluster's transport): from the configured secret; without one,
+     * random for a cache of this JVM alone, or derived from the cluster's name for a shared one (which a deployment
+     * off loopback refuses unless allowed; then entries are protected against mistakes only, and a warning says so).
+     */
+    private static CacheKeys keys(GlobalSettings s, boolean shared) {
+        if (s.cacheSecret() != null) {
+            return CacheKeys.of(s.cacheSecret().material());
+        }
+        if (!shared) {
+            return CacheKeys.random();
+        }
+        LOG.log(Level.WARNING, "The clustered cache has no idempotency.cache.secret: its entries carry a MAC under a key "
+                + "anyone can derive, and the built-in JGroups stack is not encrypted. Safe on loopback only; set "
+                + "idempotency.cache.secret (or idempotency.cache.keystore) on every node");
+        return CacheKeys.unprotected(s.clusterName());
     }
 
 

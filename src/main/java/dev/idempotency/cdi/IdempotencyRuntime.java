@@ -137,6 +137,20 @@ public class IdempotencyRuntime {
         }
     }
 
+    /** OpenTelemetry (MicroProfile Telemetry 2), when the server provides its {@code OpenTelemetry} bean. */
+    private Observability.Publisher openTelemetry() {
+        if (!IdempotencyExtension.present("io.opentelemetry.api.OpenTelemetry")) {
+            return null;
+        }
+        try {
+            Instance<io.opentelemetry.api.OpenTelemetry> otel = beans.select(io.opentelemetry.api.OpenTelemetry.class, Default.Literal.INSTANCE);
+            return otel.isResolvable() ? new OpenTelemetryPublisher(otel.get()) : null;
+        } catch (RuntimeException | LinkageError e) {
+            LOG.log(Level.FINE, "No OpenTelemetry", e);
+            return null;
+        }
+    }
+
     private void start() {
         GlobalSettings s = settings();
         codec = new JsonCodec();
@@ -161,7 +175,16 @@ public class IdempotencyRuntime {
         boolean shared = recordCache != null && recordCache.cache().getCacheConfiguration().clustering().cacheMode().isClustered();
         started.recordSightingsWith(executors.scheduler(), SIGHTINGS_FLUSH, shared ? null : SIGHTING_CACHED_AT_MOST);
         storeSelection.beforeStop(() -> lastSightings(started));
-        started.observer(new Observability(metrics, metricsPublisher(), beanManager.getEvent().select(IdempotencyEvent.class), clock));
+        java.util.List<Observability.Publisher> publishers = new java.util.ArrayList<>();
+        Observability.Publisher mpMetrics = metricsPublisher();
+        if (mpMetrics != null) {
+            publishers.add(mpMetrics);
+        }
+        Observability.Publisher openTelemetry = openTelemetry();
+        if (openTelemetry != null) {
+            publishers.add(openTelemetry);
+        }
+        started.observer(new Observability(metrics, publishers, (Observability.Trace) openTelemetry, beanManager.getEvent().select(IdempotencyEvent.class), clock));
         engine = started;
         purgeSchedule.start(started);
         LOG.log(Level.INFO, "Idempotency started on node {0} with {1} and {2}", new Object[] {s.nodeId(),

@@ -72,10 +72,9 @@ public class StoreSelection {
                         + "EntityManagerFactory bean, no idempotency.persistence-unit, and no data source at " + s.datasource()
                         + ". Set one of those, or idempotency.store=memory");
             }
-            if (s.schema().equals("create")) {
-                if (JpaSchema.createIfMissing(ds)) {
-                    LOG.log(Level.INFO, "Created the table {0}", JpaSchema.TABLE);
-                }
+            if (!s.schema().equals("none")) {
+                // create: creates or migrates the table (JpaSchema logs what it did); validate: fails on an older one.
+                JpaSchema.prepare(ds, s.schema());
             }
             insertIfAbsent = JpaSchema.insertIfAbsent(ds);
             emf = ownEmf = IdempotencyPersistenceUnit.create(ds, tsr.registry() != null, s.jpaProperties());

@@ -53,6 +53,8 @@ public record GlobalSettings(
         String bindAddress,
         int bindPort,
         String initialHosts,
+        CacheSecret cacheSecret,
+        boolean allowInsecureTransport,
         int healthMinMembers,
         Set<String> enabledRequestTypes,
         Set<String> disabledRequestTypes,
@@ -95,7 +97,7 @@ public record GlobalSettings(
                 config.getOptionalValue(name, String.class).ifPresent(v -> jpa.put(name.substring(JPA_PREFIX.length()), v));
             }
         }
-        return new GlobalSettings(
+        GlobalSettings settings = new GlobalSettings(
                 r.get(ConfigKey.TTL, v -> ConfigValues.duration(ConfigKey.TTL.key(), v, false)),
                 r.get(ConfigKey.LEASE, v -> ConfigValues.duration(ConfigKey.LEASE.key(), v, false)),
                 r.get(ConfigKey.LEASE_RENEWAL_LIMIT, v -> ConfigValues.duration(ConfigKey.LEASE_RENEWAL_LIMIT.key(), v, true)),
@@ -108,7 +110,9 @@ public record GlobalSettings(
                 r.get(ConfigKey.STORE, v -> ConfigValues.oneOf(ConfigKey.STORE.key(), v, "jpa", "memory")),
                 r.get(ConfigKey.PERSISTENCE_UNIT, String::strip),
                 r.get(ConfigKey.DATASOURCE, String::strip),
-                r.get(ConfigKey.SCHEMA, v -> ConfigValues.oneOf(ConfigKey.SCHEMA.key(), v, "create", "none")),
+                // update: the name Hibernate users reach for; the library's create creates and migrates, so it is the same
+                r.get(ConfigKey.SCHEMA, v -> ConfigValues.oneOf(ConfigKey.SCHEMA.key(), v, "create", "update", "validate", "none")
+                        .replace("update", "create")),
                 r.get(ConfigKey.LOCK_TIMEOUT, v -> ConfigValues.duration(ConfigKey.LOCK_TIMEOUT.key(), v, true)),
                 r.get(ConfigKey.CLAIM, v -> claimMode(ConfigKey.CLAIM.key(), v)),
                 r.get(ConfigKey.CLAIM_LOCK_TIMEOUT, v -> ConfigValues.duration(ConfigKey.CLAIM_LOCK_TIMEOUT.key(), v, true)),
@@ -143,6 +147,8 @@ public record GlobalSettings(
                     }
                     return v.strip();
                 }),
+                cacheSecret(config, errors),
+                r.get(ConfigKey.CACHE_ALLOW_INSECURE_TRANSPORT, v -> ConfigValues.bool(ConfigKey.CACHE_ALLOW_INSECURE_TRANSPORT.key(), v)),
                 r.get(ConfigKey.HEALTH_MIN_MEMBERS, v -> ConfigValues.integer(ConfigKey.HEALTH_MIN_MEMBERS.key(), v, 1, 1000)),
                 r.get(ConfigKey.REQUEST_TYPES_ENABLED, GlobalSettings::names),
                 r.get(ConfigKey.REQUEST_TYPES_DISABLED, GlobalSettings::names),
@@ -154,6 +160,65 @@ public record GlobalSettings(
                         v -> ConfigValues.integer(ConfigKey.MANAGER_MAX_RECORDS.key(), v, 0, Integer.MAX_VALUE)),
                 r.get(ConfigKey.MANAGER_SCOPE_BY_PRINCIPAL, v -> ConfigValues.bool(ConfigKey.MANAGER_SCOPE_BY_PRINCIPAL.key(), v)),
                 Map.copyOf(jpa));
+        checkTransportSecurity(settings, errors);
+        return settings;
+    }
+
+    /** The cache's secret: {@code idempotency.cache.secret} or a key store's secret key entry; {@code null}: none. */
+    private static CacheSecret cacheSecret(Config config, ConfigErrors errors) {
+        String text = config.getOptionalValue(ConfigKey.CACHE_SECRET.key(), String.class).orElse("");
+        String keystore = config.getOptionalValue(ConfigKey.CACHE_KEYSTORE.key(), String.class).orElse("").strip();
+        try {
+            if (!text.isBlank() && !keystore.isEmpty()) {
+                throw new IllegalArgumentException("Both " + ConfigKey.CACHE_SECRET.key() + " and " + ConfigKey.CACHE_KEYSTORE.key()
+                        + " are set: set one");
+            }
+            if (!text.isBlank()) {
+                return CacheSecret.ofText(ConfigKey.CACHE_SECRET.key(), text);
+            }
+            if (!keystore.isEmpty()) {
+                return CacheSecret.ofKeyStore(keystore,
+                        config.getOptionalValue(ConfigKey.CACHE_KEYSTORE_PASSWORD.key(), String.class).orElse(""),
+                        config.getOptionalValue(ConfigKey.CACHE_KEYSTORE_ALIAS.key(), String.class)
+                                .orElse(ConfigKey.CACHE_KEYSTORE_ALIAS.defaultValue()).strip());
+            }
+        } catch (IllegalArgumentException e) {
+            errors.add(e.getMessage());
+        }
+        return null;
+    }
+
+    /**
+     * The library's own cluster leaves loopback only authenticated and encrypted (a secret or a key store), unless
+     * {@code idempotency.cache.allow-insecure-transport=true} says the network is secured otherwise. A JGroups XML
+     * stack of the user's is checked when its channel is built (CacheManagers).
+     */
+    private static void checkTransportSecurity(GlobalSettings s, ConfigErrors errors) {
+        if (!s.cacheMode().equals("cluster") || !s.jgroupsStack().isEmpty() || s.cacheSecret() != null
+                || s.allowInsecureTransport()) {
+            return;
+        }
+        boolean loopback;
+        try {
+            loopback = java.net.InetAddress.getByName(s.bindAddress()).isLoopbackAddress();
+        } catch (java.net.UnknownHostException e) {
+            errors.add(ConfigKey.CACHE_BIND_ADDRESS.key() + "=" + s.bindAddress() + " is not an address of this host: " + e.getMessage());
+            return;
+        }
+        if (!loopback) {
+            errors.add(insecureTransportMessage(ConfigKey.CACHE_BIND_ADDRESS.key() + "=" + s.bindAddress()));
+        }
+    }
+
+    /** Why a cluster off loopback without a secret fails the deployment, and the keys that fix it. */
+    public static String insecureTransportMessage(String what) {
+        return "The clustered cache would leave loopback (" + what + ") unauthenticated and unencrypted: anyone who reaches "
+                + "its port could join the cluster, read stored responses and plant forged ones. Set "
+                + ConfigKey.CACHE_SECRET.key() + " (a shared secret of at least " + CacheSecret.MIN_TEXT_LENGTH
+                + " characters, the same on every node) or " + ConfigKey.CACHE_KEYSTORE.key() + " with "
+                + ConfigKey.CACHE_KEYSTORE_PASSWORD.key() + " and " + ConfigKey.CACHE_KEYSTORE_ALIAS.key()
+                + " (a secret key entry); or, on a network secured otherwise, "
+                + ConfigKey.CACHE_ALLOW_INSECURE_TRANSPORT.key() + "=true";
     }
 
     /** {@code auto} (the default: {@link ClaimMode#DEFAULT}), {@code atomic} or {@code leased}. */

@@ -8,6 +8,7 @@ import dev.idempotency.spi.Completion;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.RecordStatus;
 import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.SightingRecords;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -27,10 +28,10 @@ import java.util.logging.Logger;
  * moves the record's {@code lastSeen}.
  *
  * <p>A known id is answered from the cache, with no SQL: its entry carries the last sighting, and the store
- * learns it <em>behind</em>, in one batch per {@link #flushEvery} ({@link dev.idempotency.spi.IdempotencyStore#recordSightings}),
+ * learns it <em>behind</em>, in one batch a flush interval ({@link SightingRecords#recordSightings}),
  * and at shutdown. So a cache that was flushed or evicted the id, a node that never saw it, and {@code cache.mode=none}
  * (every sighting written at once) all read the last sighting from the store. When the cache is each node's own
- * ({@code local} mode on several nodes), an entry is trusted for {@link #cachedAtMost} only, after which the store
+ * ({@code local} mode on several nodes), an entry is trusted for its bound only, after which the store
  * answers again with what every node recorded: that bounds by how much two nodes' "last seen" can differ.
  */
 final class Sightings {
@@ -171,12 +172,14 @@ final class Sightings {
         if (unsupported) {
             return;
         }
-        try {
-            engine.store().recordSightings(sightings);
-        } catch (UnsupportedOperationException e) {
+        if (!(engine.store() instanceof SightingRecords records)) {
             unsupported = true;
-            LOG.log(Level.WARNING, "The store " + engine.store().getClass().getName() + " cannot record sightings:"
-                    + " IdempotencyManager.check's \"last seen\" is kept in the cache only", e);
+            LOG.log(Level.WARNING, "The store {0} does not implement dev.idempotency.spi.SightingRecords:"
+                    + " IdempotencyManager.check''s \"last seen\" is kept in the cache only", engine.store().getClass().getName());
+            return;
+        }
+        try {
+            records.recordSightings(sightings);
         } catch (RuntimeException e) {
             sightings.keySet().stream().map(ScopedKey::namespace).distinct().forEach(n -> engine.observer().storeError(n, e));
             throw e;

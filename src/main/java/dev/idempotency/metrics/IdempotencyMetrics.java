@@ -14,34 +14,44 @@ public final class IdempotencyMetrics {
 
     /** The counters of one namespace. */
     public enum Counter {
-        /** Operations run (new keys and take-overs). */
-        EXECUTED,
-        /** Duplicates answered with the stored outcome. */
-        REPLAYED,
-        /** Duplicates turned away while the first was running. */
-        CONFLICTS,
-        /** Keys reused with another request. */
-        MISMATCHES,
-        /** Requests without a key where one was required. */
-        KEYS_MISSING,
-        /** Requests with a malformed key. */
-        KEYS_MALFORMED,
-        /** Store failures. */
-        STORE_ERRORS,
-        /** Take-overs of expired leases. */
-        TAKEOVERS,
-        /** Keys released after a failure or a rollback. */
-        RELEASED
+        EXECUTED("Operations run (new keys and take-overs)"),
+        REPLAYED("Duplicates answered with the stored outcome"),
+        CONFLICTS("Duplicates turned away while the first was running"),
+        MISMATCHES("Keys reused with another request"),
+        KEYS_MISSING("Requests without a key where one was required"),
+        KEYS_MALFORMED("Requests with a malformed key"),
+        STORE_ERRORS("Store failures"),
+        TAKEOVERS("Take-overs of expired leases"),
+        RELEASED("Keys released after a failure or a rollback");
+
+        private final String description;
+
+        Counter(String description) {
+            this.description = description;
+        }
+
+        /** What it counts or times, in a few words. */
+        public String description() {
+            return description;
+        }
     }
 
     /** The timers of one namespace. */
     public enum Timer {
-        /** The store's claim. */
-        CLAIM,
-        /** The store's completion. */
-        COMPLETION,
-        /** Answering a duplicate. */
-        REPLAY
+        CLAIM("The store's claim"),
+        COMPLETION("The store's completion"),
+        REPLAY("Answering a duplicate");
+
+        private final String description;
+
+        Timer(String description) {
+            this.description = description;
+        }
+
+        /** What it counts or times, in a few words. */
+        public String description() {
+            return description;
+        }
     }
 
     /** A timer's state: how many, their total and their maximum. */

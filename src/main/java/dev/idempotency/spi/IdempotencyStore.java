@@ -14,7 +14,8 @@ import java.util.Optional;
  * are {@link IdempotencyStoreException}. Stores judge existing records with {@link ClaimRules}.
  *
  * <p>Optional capabilities are interfaces of their own: {@link AtomicClaims} (claims inside the caller's
- * transaction) and {@link StoreManagement} (export, import and deletions for {@code IdempotencyManager}).
+ * transaction), {@link StoreManagement} (export, import and deletions for {@code IdempotencyManager}) and
+ * {@link SightingRecords} ({@code IdempotencyManager.check}'s "last seen").
  */
 public interface IdempotencyStore {
 
@@ -59,16 +60,6 @@ public interface IdempotencyStore {
      */
     default Instant currentTime() {
         throw new UnsupportedOperationException(getClass().getName() + " cannot tell its time");
-    }
-
-    /**
-     * Records when ids were last seen ({@code IdempotencyManager.check}'s "last seen", SPEC M1), in a transaction of
-     * its own: for each key that has a record, {@code lastSeen} becomes the given time unless it is later already;
-     * nothing else changes (status, owner, version, expiry), and a key without a record is skipped. A store that
-     * cannot throws {@link UnsupportedOperationException} (the default): "last seen" then lives in the cache only.
-     */
-    default void recordSightings(java.util.Map<ScopedKey, Instant> lastSeen) {
-        throw new UnsupportedOperationException(getClass().getName() + " cannot record sightings");
     }
 
     /** The record for a key, expired or not; no lock is taken. */

@@ -1,4 +1,4 @@
--- idempotency-jakarta: the record table for H2 2.x. Times are epoch milliseconds.
+-- idempotency-jakarta: schema version 2, the record table and its version table, for H2 2.x. Times are epoch milliseconds.
 CREATE TABLE idempotency_record (
     id           VARCHAR(64)  NOT NULL,
     namespace    VARCHAR(200) NOT NULL,
@@ -20,3 +20,12 @@ CREATE TABLE idempotency_record (
     CONSTRAINT uq_idempotency_scope UNIQUE (namespace, principal, idem_key)
 );
 CREATE INDEX ix_idempotency_expires ON idempotency_record (expires_at);
+
+-- Schema version 2 (META-INF/idempotency/migration/h2/V2__idempotency_schema_version.sql): the version table.
+CREATE TABLE idempotency_schema_version (
+    version     INTEGER      NOT NULL,
+    description VARCHAR(200) NOT NULL,
+    CONSTRAINT pk_idempotency_schema_version PRIMARY KEY (version)
+);
+INSERT INTO idempotency_schema_version (version, description) VALUES (1, 'idempotency_record');
+INSERT INTO idempotency_schema_version (version, description) VALUES (2, 'idempotency_schema_version');

@@ -1,4 +1,4 @@
--- idempotency-jakarta: the record table for MariaDB 10.6+ and MySQL 8+ (InnoDB). Times are epoch
+-- idempotency-jakarta: schema version 2, the record table and its version table, for MariaDB 10.6+ and MySQL 8+ (InnoDB). Times are epoch
 -- milliseconds. The binary collation keeps keys case-sensitive.
 CREATE TABLE idempotency_record (
     id           VARCHAR(64)  NOT NULL,
@@ -21,3 +21,12 @@ CREATE TABLE idempotency_record (
     CONSTRAINT uq_idempotency_scope UNIQUE (namespace, principal, idem_key)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 CREATE INDEX ix_idempotency_expires ON idempotency_record (expires_at);
+
+-- Schema version 2 (META-INF/idempotency/migration/mariadb/V2__idempotency_schema_version.sql): the version table.
+CREATE TABLE idempotency_schema_version (
+    version     INTEGER      NOT NULL,
+    description VARCHAR(200) NOT NULL,
+    CONSTRAINT pk_idempotency_schema_version PRIMARY KEY (version)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+INSERT INTO idempotency_schema_version (version, description) VALUES (1, 'idempotency_record');
+INSERT INTO idempotency_schema_version (version, description) VALUES (2, 'idempotency_schema_version');

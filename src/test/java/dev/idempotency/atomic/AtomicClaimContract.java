@@ -1,7 +1,6 @@
 package dev.idempotency.atomic;
 
 import dev.idempotency.IdempotencyInProgressException;
-import dev.idempotency.core.AtomicCall;
 import dev.idempotency.core.AtomicOutcome;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
@@ -10,6 +9,7 @@ import dev.idempotency.spi.RecordCache;
 import dev.idempotency.spi.ScopedKey;
 import dev.idempotency.testing.CountingDriver;
 import dev.idempotency.testing.JtaEnvironment;
+import dev.idempotency.testing.TextCall;
 import dev.idempotency.testing.TestDatabase;
 
 import org.junit.jupiter.api.AfterEach;
@@ -131,27 +131,7 @@ abstract class AtomicClaimContract {
     }
 
     static AtomicOutcome<String> call(IdempotencyEngine engine, String key, Policy policy, Callable<String> body) throws Exception {
-        return engine.runAtomic(new ScopedKey("payments", "anonymous", key), "fp-" + key, null, policy, new AtomicCall<>() {
-            @Override
-            public String run() throws Exception {
-                return body.call();
-            }
-
-            @Override
-            public byte[] response(String result) {
-                return result.getBytes(StandardCharsets.UTF_8);
-            }
-
-            @Override
-            public boolean keeps(Throwable failure) {
-                return false;
-            }
-
-            @Override
-            public byte[] failure(Throwable failure) {
-                throw new AssertionError("no failure is kept");
-            }
-        });
+        return engine.runAtomic(new ScopedKey("payments", "anonymous", key), "fp-" + key, null, policy, TextCall.of(body));
     }
 
     long rows(String key) {

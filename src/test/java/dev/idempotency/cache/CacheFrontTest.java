@@ -23,8 +23,10 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -67,6 +69,43 @@ class CacheFrontTest {
 
     Ticket claim(ScopedKey key, String fp) {
         return ((Decision.Proceed) engine.begin(key, fp, null, POLICY)).ticket();
+    }
+
+    /**
+     * IdempotencyManager's "last seen" on two nodes whose caches are their own (local mode): node A's cached sighting
+     * is trusted for a bounded time only; after it, A reads from the store the sighting node B recorded there.
+     */
+    @Test
+    void aSightingInACacheOfTheNodesOwnIsTrustedForABoundedTimeThenTheStoreAnswersWithTheOtherNodes() {
+        EmbeddedCacheManager managerB = CacheManagers.start(false, "test", "node-b", null, "127.0.0.1", 7801, "127.0.0.1[7801]", 1000);
+        LocalCompletionSignals signalsB = new LocalCompletionSignals();
+        InfinispanRecordCache cacheB = new InfinispanRecordCache(CacheManagers.defineCache(managerB, 1000), clock, signalsB);
+        try {
+            IdempotencyEngine b = new IdempotencyEngine(env.store, clock, "node-b", env.bridge(), signalsB,
+                    Executors.newSingleThreadExecutor(), Duration.ofSeconds(10), cacheB);
+            Duration bound = Duration.ofMillis(300);
+            engine.recordSightingsWith(null, Duration.ofSeconds(1), bound); // no schedule: each sighting written at once
+            b.recordSightingsWith(null, Duration.ofSeconds(1), bound);
+            ScopedKey id = new ScopedKey("idempotency-manager/seen", "anonymous", "seen-on-two");
+            Instant first = clock.instant();
+            assertThat(engine.sight(id, null, POLICY).seenBefore()).isFalse();
+            clock.advance(Duration.ofSeconds(2));
+            Instant onB = clock.instant();
+            assertThat(b.sight(id, null, POLICY).lastSeen()).contains(first);
+            clock.advance(Duration.ofSeconds(3));
+            assertThat(engine.cached(id)).as("A's own sighting, cached").isPresent();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (cache.cache().containsKey(id.cacheId())) { // Infinispan's expiry, in real time
+                assertThat(System.nanoTime()).as("A's cached sighting expires after %s", bound).isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+            var sighting = engine.sight(id, null, POLICY);
+            assertThat(sighting.fromCache()).isFalse();
+            assertThat(sighting.lastSeen()).as("B's sighting, from the store").contains(onB);
+        } finally {
+            cacheB.close();
+            managerB.stop();
+        }
     }
 
     @Test

@@ -1,15 +1,27 @@
 package dev.idempotency.cache;
 
+import dev.idempotency.IdempotencyConfigurationException;
+
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.remoting.transport.jgroups.JGroupsTransport;
 import org.jgroups.Event;
 import org.jgroups.JChannel;
+import org.jgroups.protocols.AUTH;
+import org.jgroups.protocols.SERIALIZE;
+import org.jgroups.protocols.SYM_ENCRYPT;
 import org.jgroups.protocols.TCP;
 import org.jgroups.protocols.TCPPING;
 import org.jgroups.protocols.UDP;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The clustered cache manager runs the JGroups stack the library built from its settings (bind address, port,
@@ -34,5 +46,76 @@ class CacheManagersTest {
         } finally {
             manager.stop();
         }
+    }
+
+    static JChannel channel(EmbeddedCacheManager manager) {
+        return ((JGroupsTransport) org.infinispan.factories.GlobalComponentRegistry.componentOf(manager,
+                org.infinispan.remoting.transport.Transport.class)).getChannel();
+    }
+
+    /** Issue 22: with a secret the stack is encrypted (SYM_ENCRYPT, SERIALIZE above it) and authenticated (AUTH under GMS). */
+    @Test
+    void withASecretTheStackIsEncryptedAndAuthenticatedAndTwoNodesReplicate() throws Exception {
+        CacheKeys keys = CacheKeys.of("a secret of thirty-two characters, or more".getBytes(StandardCharsets.UTF_8));
+        String hosts = "127.0.0.1[7871],127.0.0.1[7872]";
+        EmbeddedCacheManager a = CacheManagers.start(true, "secure-test", "node-a", null, "127.0.0.1", 7871, hosts, 100, keys, false);
+        EmbeddedCacheManager b = CacheManagers.start(true, "secure-test", "node-b", null, "127.0.0.1", 7872, hosts, 100, keys, false);
+        try {
+            List<Class<?>> order = channel(a).getProtocolStack().getProtocols().stream().<Class<?>>map(Object::getClass).toList();
+            // getProtocols() lists from the top: GMS above AUTH, ..., SERIALIZE above SYM_ENCRYPT.
+            assertThat(order).containsSubsequence(AUTH.class, SERIALIZE.class, SYM_ENCRYPT.class, TCPPING.class, TCP.class);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (a.getMembers().size() < 2 || b.getMembers().size() < 2) {
+                assertThat(System.nanoTime()).as("the two nodes form a cluster").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+            CacheManagers.defineCache(a, 100).put("k", new byte[] {1, 2, 3});
+            assertThat(CacheManagers.defineCache(b, 100).get("k")).containsExactly(1, 2, 3);
+        } finally {
+            b.stop();
+            a.stop();
+        }
+    }
+
+    /** Without a secret, the built-in stack stays on loopback unless the network is declared secured otherwise. */
+    @Test
+    void offLoopbackWithoutASecretIsRefusedNamingTheKeys() {
+        for (CacheKeys none : new CacheKeys[] {null, CacheKeys.unprotected("stack-test"), CacheKeys.random()}) {
+            assertThatThrownBy(() -> CacheManagers.start(true, "stack-test", "node-x", null, "0.0.0.0", 7873,
+                    "127.0.0.1[7873]", 100, none, false))
+                    .isInstanceOf(IdempotencyConfigurationException.class)
+                    .hasMessageContaining("binds to 0.0.0.0")
+                    .hasMessageContaining("idempotency.cache.secret")
+                    .hasMessageContaining("idempotency.cache.keystore")
+                    .hasMessageContaining("idempotency.cache.allow-insecure-transport=true");
+        }
+    }
+
+    /** A JGroups XML stack of the user's: refused off loopback when it has no SYM_ENCRYPT or ASYM_ENCRYPT. */
+    @Test
+    void aUsersStackOffLoopbackWithoutEncryptionIsRefused() throws Exception {
+        // JGroups' XML parser wants an address of one of the host's interfaces.
+        String address = java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                .flatMap(i -> java.util.Collections.list(i.getInetAddresses()).stream())
+                .filter(a -> a instanceof java.net.Inet4Address && !a.isLoopbackAddress())
+                .map(java.net.InetAddress::getHostAddress).findFirst().orElse(null);
+        org.junit.jupiter.api.Assumptions.assumeTrue(address != null, "this host has no IPv4 address but loopback");
+        Path plain = Files.createTempFile("plain-stack", ".xml");
+        Files.writeString(plain, """
+                <config xmlns="urn:org:jgroups">
+                    <TCP bind_addr="%s" bind_port="7874"/>
+                    <TCPPING initial_hosts="127.0.0.1[7874]" port_range="0"/>
+                    <pbcast.NAKACK2 use_mcast_xmit="false"/>
+                    <UNICAST3/>
+                    <pbcast.STABLE/>
+                    <pbcast.GMS join_timeout="1000"/>
+                </config>
+                """.formatted(address));
+        assertThatThrownBy(() -> CacheManagers.start(true, "stack-test", "node-x", plain.toString(), "127.0.0.1", 7800,
+                "127.0.0.1[7800]", 100, null, false))
+                .isInstanceOf(IdempotencyConfigurationException.class)
+                .hasMessageContaining("the JGroups stack " + plain + ", which has no SYM_ENCRYPT or ASYM_ENCRYPT, binds to " + address)
+                .hasMessageContaining("idempotency.cache.secret");
+        Files.delete(plain);
     }
 }

@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
 import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.core.Decision;
@@ -16,6 +17,9 @@ import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;
 
 import org.infinispan.manager.EmbeddedCacheManager;
+import org.infinispan.notifications.Listener;
+import org.infinispan.notifications.cachemanagerlistener.annotation.ViewChanged;
+import org.infinispan.notifications.cachemanagerlistener.event.ViewChangedEvent;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -41,9 +45,13 @@ import java.util.concurrent.TimeUnit;
  * /run?key=K[&amp;hold=true][&amp;wait=true][&amp;lease=ms]   claim; if new, insert a row into cluster_effect and
  *                      complete, in one transaction (held open until /release?key=K when hold=true)
  * /release?key=K  /statements  /members  /flush
+ * /views          every view this node installed, one a line (members by name)
+ * /peek?key=K     what this node's cache holds for K: "absent", or "present" and the response
+ * /rejected       cache entries rejected (MAC or scope) so far
  * </pre>
  *
- * Arguments: node name, JGroups port, initial hosts, lease in milliseconds.
+ * Arguments: node name, JGroups port, initial hosts, lease in milliseconds, and optionally the cluster's secret
+ * ({@code idempotency.cache.secret}; without it the stack is the plain one, allowed on loopback).
  */
 public final class ClusterNode {
 
@@ -55,13 +63,27 @@ public final class ClusterNode {
     private final Policy reject;
     private final Policy wait;
     private final Map<String, CountDownLatch> holds = new ConcurrentHashMap<>();
+    private final java.util.List<String> views = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    ClusterNode(String name, int port, String initialHosts, long leaseMillis) {
+    @Listener
+    public final class Views {
+        @ViewChanged
+        public void changed(ViewChangedEvent e) {
+            views.add(String.valueOf(e.getNewMembers()));
+        }
+    }
+
+    ClusterNode(String name, int port, String initialHosts, long leaseMillis, String secret) {
         this.name = name;
         env = new JtaEnvironment(TestDatabase.POSTGRES, Map.of("hibernate.generate_statistics", "true"));
-        manager = CacheManagers.start(true, "idempotency-cluster-test", name, null, "127.0.0.1", port, initialHosts, 10_000);
+        CacheKeys keys = secret == null ? CacheKeys.unprotected("idempotency-cluster-test")
+                : CacheKeys.of(secret.getBytes(StandardCharsets.UTF_8));
+        manager = CacheManagers.start(true, "idempotency-cluster-test", name, null, "127.0.0.1", port, initialHosts, 10_000,
+                keys, false);
+        manager.addListener(new Views());
+        views.add(String.valueOf(manager.getMembers()));
         LocalCompletionSignals signals = new LocalCompletionSignals();
-        cache = new InfinispanRecordCache(CacheManagers.defineCache(manager, 10_000), Clock.systemUTC(), signals);
+        cache = new InfinispanRecordCache(CacheManagers.defineCache(manager, 10_000), Clock.systemUTC(), signals, keys);
         engine = new IdempotencyEngine(env.store, Clock.systemUTC(), name, env.bridge(), signals,
                 Executors.newCachedThreadPool(), Duration.ofSeconds(30), cache);
         reject = new Policy(Duration.ofHours(1), Duration.ofMillis(leaseMillis), false, Duration.ZERO);
@@ -69,7 +91,8 @@ public final class ClusterNode {
     }
 
     public static void main(String[] args) throws Exception {
-        ClusterNode node = new ClusterNode(args[0], Integer.parseInt(args[1]), args[2], Long.parseLong(args[3]));
+        ClusterNode node = new ClusterNode(args[0], Integer.parseInt(args[1]), args[2], Long.parseLong(args[3]),
+                args.length > 4 ? args[4] : null);
         HttpServer http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         http.setExecutor(Executors.newCachedThreadPool());
         http.createContext("/", node::handle);
@@ -92,6 +115,12 @@ public final class ClusterNode {
                 }
                 case "/statements" -> String.valueOf(env.statements());
                 case "/members" -> String.valueOf(manager.getMembers() == null ? 1 : manager.getMembers().size());
+                case "/views" -> String.join("\n", views);
+                case "/peek" -> cache.get(new ScopedKey("cluster", "anonymous", q.get("key")))
+                        .map(r -> "present " + new String(r.response(), StandardCharsets.UTF_8))
+                        .orElse(cache.cache().containsKey(new ScopedKey("cluster", "anonymous", q.get("key")).cacheId())
+                                ? "no-record" : "absent");
+                case "/rejected" -> String.valueOf(cache.rejectedEntries());
                 case "/flush" -> {
                     cache.cache().clear();
                     yield "flushed";

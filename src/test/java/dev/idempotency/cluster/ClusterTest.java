@@ -6,17 +6,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import dev.idempotency.cluster.ClusterProcesses.Node;
+
 import java.sql.Connection;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -34,11 +27,7 @@ class ClusterTest {
     static final String HOSTS = "127.0.0.1[7911],127.0.0.1[7912],127.0.0.1[7913]";
     static final long LEASE_MILLIS = 3000;
 
-    final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-    final List<Node> nodes = new ArrayList<>();
-
-    record Node(String name, Process process, URI base) {
-    }
+    final ClusterProcesses processes = new ClusterProcesses();
 
     @BeforeEach
     void database() throws Exception {
@@ -52,54 +41,19 @@ class ClusterTest {
 
     @AfterEach
     void stopNodes() throws Exception {
-        for (Node n : nodes) {
-            n.process().destroyForcibly();
-            n.process().waitFor(30, TimeUnit.SECONDS);
-        }
+        processes.close();
     }
 
     Node start(String name, int port) throws Exception {
-        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        ProcessBuilder pb = new ProcessBuilder(java.toString(), "-Xmx256m", "-Djava.net.preferIPv4Stack=true",
-                "-Dcom.arjuna.ats.arjuna.objectstore.objectStoreDir=target/narayana-" + name,
-                "-DObjectStoreEnvironmentBean.objectStoreDir=target/narayana-" + name,
-                "-Dcom.arjuna.ats.arjuna.nodeIdentifier=" + name,
-                "-Djava.util.logging.config.file=src/test/resources/logging.properties",
-                "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(),
-                name, String.valueOf(port), HOSTS, String.valueOf(LEASE_MILLIS));
-        pb.redirectErrorStream(true);
-        pb.redirectOutput(ProcessBuilder.Redirect.PIPE);
-        Process p = pb.start();
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line;
-        StringBuilder log = new StringBuilder();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while ((line = out.readLine()) != null) {
-            log.append(line).append('\n');
-            if (line.startsWith("READY ")) {
-                Node n = new Node(name, p, URI.create("http://127.0.0.1:" + line.substring(6).strip() + "/"));
-                nodes.add(n);
-                Thread drain = new Thread(() -> out.lines().forEach(l -> { }), name + "-output");
-                drain.setDaemon(true);
-                drain.start();
-                return n;
-            }
-            if (System.nanoTime() > deadline) {
-                break;
-            }
-        }
-        p.destroyForcibly();
-        throw new AssertionError("node " + name + " did not start:\n" + log);
+        return processes.start(name, port, HOSTS, LEASE_MILLIS);
     }
 
     String get(Node n, String path) throws Exception {
-        return client.send(HttpRequest.newBuilder(n.base().resolve(path)).timeout(Duration.ofSeconds(120)).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
+        return processes.get(n, path);
     }
 
     CompletableFuture<String> getAsync(Node n, String path) {
-        return client.sendAsync(HttpRequest.newBuilder(n.base().resolve(path)).timeout(Duration.ofSeconds(120)).build(),
-                HttpResponse.BodyHandlers.ofString()).thenApply(HttpResponse::body);
+        return processes.getAsync(n, path);
     }
 
     long statements(Node n) throws Exception {
@@ -107,16 +61,7 @@ class ClusterTest {
     }
 
     void awaitMembers(int count) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        for (Node n : nodes) {
-            if (!n.process().isAlive()) {
-                continue;
-            }
-            while (!get(n, "members").equals(String.valueOf(count))) {
-                assertThat(System.nanoTime()).as(n.name() + " sees " + count + " members").isLessThan(deadline);
-                Thread.sleep(100);
-            }
-        }
+        processes.awaitMembers(count, processes.nodes);
     }
 
     static long effects(String key) {

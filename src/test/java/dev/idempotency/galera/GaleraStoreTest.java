@@ -1,16 +1,13 @@
 package dev.idempotency.galera;
 
 import dev.idempotency.IdempotencyInProgressException;
-import dev.idempotency.core.AtomicCall;
 import dev.idempotency.core.AtomicHold;
-import dev.idempotency.core.AtomicOutcome;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.core.Policy;
 import dev.idempotency.spi.RecordCache;
 import dev.idempotency.spi.ScopedKey;
-import dev.idempotency.spi.Ticket;
 import dev.idempotency.testing.GaleraCluster;
 import dev.idempotency.testing.JtaEnvironment;
 
@@ -27,7 +24,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -36,7 +32,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -124,65 +119,18 @@ class GaleraStoreTest {
         }
     }
 
-    /** The business write of one execution: its own row, in the call's transaction. */
-    String charge(int node, String key) throws SQLException {
-        try (Connection c = envs.get(node - 1).dataSource.getConnection();
-             PreparedStatement ps = c.prepareStatement("insert into test_payment (id, amount) values (?, ?)")) {
-            ps.setString(1, key + "#" + executions.incrementAndGet());
-            ps.setLong(2, 100);
-            ps.executeUpdate();
-        }
-        return "receipt-" + key;
+    /** One call of the payment on an application node, with the claim chosen; its charge counted. */
+    String call(boolean atomic, int node, String key, Policy policy) throws Exception {
+        JtaEnvironment env = envs.get(node - 1);
+        return GaleraRacerNode.call(env, nodes.get(node - 1), atomic, key, policy, () -> {
+            executions.incrementAndGet();
+            return GaleraRacerNode.charge(env, key);
+        });
     }
 
-    /** One call of the payment on an application node, with the claim chosen: what the interceptor does. */
-    String call(boolean atomic, int node, String key, Policy policy) throws Exception {
-        IdempotencyEngine engine = nodes.get(node - 1);
-        ScopedKey scoped = new ScopedKey("payments", "anonymous", key);
-        if (atomic) {
-            AtomicOutcome<String> outcome = engine.runAtomic(scoped, "fp-" + key, null, policy, new AtomicCall<>() {
-                @Override
-                public String run() throws Exception {
-                    return charge(node, key);
-                }
-
-                @Override
-                public byte[] response(String result) {
-                    return result.getBytes(StandardCharsets.UTF_8);
-                }
-
-                @Override
-                public boolean keeps(Throwable failure) {
-                    return false;
-                }
-
-                @Override
-                public byte[] failure(Throwable failure) {
-                    throw new AssertionError("no failure is kept");
-                }
-            });
-            return outcome instanceof AtomicOutcome.Ran<String> ran ? ran.value()
-                    : new String(((AtomicOutcome.Replayed<String>) outcome).record().response(), StandardCharsets.UTF_8);
-        }
-        Decision decision = engine.begin(scoped, "fp-" + key, null, policy);
-        if (decision instanceof Decision.Replay replay) {
-            return new String(replay.record().response(), StandardCharsets.UTF_8);
-        }
-        Ticket ticket = ((Decision.Proceed) decision).ticket();
-        var tm = envs.get(node - 1).tm;
-        tm.begin();
-        try {
-            String receipt = charge(node, key);
-            engine.complete(ticket, receipt.getBytes(StandardCharsets.UTF_8)); // joins the business transaction
-            tm.commit();
-            return receipt;
-        } catch (Exception | Error e) {
-            if (tm.getStatus() != jakarta.transaction.Status.STATUS_NO_TRANSACTION) {
-                tm.rollback();
-            }
-            engine.release(ticket);
-            throw e;
-        }
+    String charge(int node, String key) throws Exception {
+        executions.incrementAndGet();
+        return GaleraRacerNode.charge(envs.get(node - 1), key);
     }
 
     void assertOneRowPerKeyOnEveryNode(List<String> keys) throws SQLException {
@@ -233,6 +181,70 @@ class GaleraStoreTest {
             assertThat(answers.get("receipt-" + key)).as("the waiting racers of %s all got its receipt", key).isNotNull()
                     .satisfies(n -> assertThat(n.get()).isGreaterThanOrEqualTo(16));
         }
+    }
+
+    /**
+     * Three application JVMs, each on its own database node, race 12 racers on each of 8 keys at once (36 a key),
+     * first with atomic claims, then with leased ones: one business row per key on every database node; every
+     * racer gets the receipt or "in progress", none an error. (The JVMs share no wake-ups: every racer is REJECT.)
+     */
+    @Test
+    void racersInThreeApplicationJvmsOnThreeDatabaseNodesChargeOnce() throws Exception {
+        List<Process> jvms = new ArrayList<>();
+        try {
+            List<java.io.BufferedReader> outs = new ArrayList<>();
+            for (int node = 1; node <= cluster.size(); node++) {
+                Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+                        "-Dcom.arjuna.ats.arjuna.objectstore.objectStoreDir=target/narayana-galera-" + node,
+                        "-DObjectStoreEnvironmentBean.objectStoreDir=target/narayana-galera-" + node,
+                        "-cp", System.getProperty("java.class.path"), GaleraRacerNode.class.getName(),
+                        cluster.url(node), GaleraCluster.USER, GaleraCluster.PASSWORD, "jvm-" + node)
+                        .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                jvms.add(p);
+                outs.add(new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8)));
+            }
+            for (java.io.BufferedReader out : outs) {
+                assertThat(readUntil(out, GaleraRacerNode.READY)).as("an application JVM started").isNotNull();
+            }
+            for (String mode : List.of("atomic", "leased")) {
+                List<String> keys = new ArrayList<>();
+                for (int k = 0; k < 8; k++) {
+                    keys.add("jvm-" + mode + "-" + k);
+                }
+                for (Process p : jvms) {
+                    p.getOutputStream().write(("GO " + mode + " " + String.join(",", keys) + " 12\n").getBytes(StandardCharsets.UTF_8));
+                    p.getOutputStream().flush();
+                }
+                int receipts = 0;
+                int inProgress = 0;
+                for (java.io.BufferedReader out : outs) {
+                    String[] result = readUntil(out, "RESULT ").split(" ");
+                    receipts += Integer.parseInt(result[1]);
+                    inProgress += Integer.parseInt(result[2]);
+                    assertThat(Integer.parseInt(result[3])).as("%s: racers that got an error", mode).isZero();
+                }
+                assertThat(receipts + inProgress).isEqualTo(keys.size() * 36);
+                assertThat(receipts).as("%s: at least the winners got their receipts", mode).isGreaterThanOrEqualTo(keys.size());
+                for (int node = 1; node <= cluster.size(); node++) {
+                    for (String key : keys) {
+                        assertThat(count(node, "select count(*) from test_payment where id like '" + key + "#%'"))
+                                .as("%s: rows of %s on database node %d", mode, key, node).isOne();
+                    }
+                }
+            }
+        } finally {
+            jvms.forEach(Process::destroyForcibly);
+        }
+    }
+
+    /** The first line that starts with the prefix (lines before it are the JVM's own output); null at its end. */
+    static String readUntil(java.io.BufferedReader out, String prefix) throws java.io.IOException {
+        for (String line; (line = out.readLine()) != null; ) {
+            if (line.startsWith(prefix)) {
+                return line;
+            }
+        }
+        return null;
     }
 
     /**

@@ -65,10 +65,11 @@ public enum TestDatabase {
         }
     }
 
-    /** Drops the library's table and the tests' business table. */
+    /** Drops the library's tables and the tests' business table. */
     public void reset() {
         try (Connection c = connect(); Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS idempotency_record");
+            s.execute("DROP TABLE IF EXISTS idempotency_schema_version");
             s.execute("DROP TABLE IF EXISTS test_payment");
             s.execute("CREATE TABLE test_payment (id VARCHAR(100) NOT NULL PRIMARY KEY, amount BIGINT NOT NULL)");
         } catch (SQLException e) {

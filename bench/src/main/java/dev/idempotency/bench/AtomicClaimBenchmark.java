@@ -68,7 +68,7 @@ public class AtomicClaimBenchmark {
         camel = subjects.camel;
         floorClaim = switch (database) {
             case postgresql -> "INSERT INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS') ON CONFLICT DO NOTHING";
-            case mariadb -> "INSERT IGNORE INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS')";
+            case mariadb, galera -> "INSERT IGNORE INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS')";
             case h2 -> "INSERT INTO bench_floor (id, status) VALUES (?, 'IN_PROGRESS')";
         };
     }

@@ -44,7 +44,7 @@ import java.util.logging.Logger;
  *     {@code IN_PROGRESS} with no owner).</li>
  * </ul>
  */
-public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims, StoreManagement {
+public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims, StoreManagement, dev.idempotency.spi.SightingRecords {
 
     private static final Logger LOG = Logger.getLogger(JpaIdempotencyStore.class.getName());
     private static final int CLAIM_ATTEMPTS = 3;

@@ -14,20 +14,38 @@ import java.sql.Statement;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
- * The shipped DDL ({@code META-INF/idempotency/ddl/<database>.sql}) and "create the table when it is
- * missing" for the library's own persistence unit.
+ * The shipped schema and its versions, for the library's own persistence unit: the whole DDL
+ * ({@code META-INF/idempotency/ddl/<database>.sql}) and one migration script per version
+ * ({@code META-INF/idempotency/migration/<database>/V<n>__<what>.sql}, laid out for Flyway or Liquibase, and not
+ * under Flyway's default {@code db/migration}, so that an application's Flyway never picks them up unasked).
+ * Version 1 is release 0.1's table, which names no version; version 2 adds {@value #VERSION_TABLE}.
  */
 public final class JpaSchema {
 
     public static final String TABLE = "idempotency_record";
+    /** The table that names the schema's version (none in version 1, release 0.1). */
+    public static final String VERSION_TABLE = "idempotency_schema_version";
+    /** The shipped migrations, one per schema version, in order; Flyway's naming. */
+    static final List<String> MIGRATIONS = List.of("V1__idempotency_record.sql", "V2__idempotency_schema_version.sql");
+    /** The schema version this library needs and creates. */
+    public static final int VERSION = MIGRATIONS.size();
+
+    private static final Logger LOG = Logger.getLogger(JpaSchema.class.getName());
 
     private JpaSchema() {
     }
 
-    /** The DDL resource for a database product name (as JDBC reports it). */
+    /** The DDL resource for a database product name (as JDBC reports it): the whole schema at {@link #VERSION}. */
     public static String ddlResource(String databaseProductName) {
+        return "META-INF/idempotency/ddl/" + databaseName(databaseProductName) + ".sql";
+    }
+
+    /** The name of a database's scripts ({@code h2}, {@code postgresql}, {@code mariadb}, {@code derby}). */
+    public static String databaseName(String databaseProductName) {
         String p = databaseProductName.toLowerCase(Locale.ROOT);
         String file;
         if (p.contains("h2")) {
@@ -42,7 +60,7 @@ public final class JpaSchema {
             throw new IdempotencyStoreException("No DDL ships for " + databaseProductName
                     + "; create the table " + TABLE + " from one of META-INF/idempotency/ddl/*.sql and set idempotency.schema=none");
         }
-        return "META-INF/idempotency/ddl/" + file + ".sql";
+        return file;
     }
 
     /** The statements of a DDL resource. */
@@ -85,38 +103,140 @@ public final class JpaSchema {
         return JpaIdempotencyStore.InsertIfAbsent.PORTABLE;
     }
 
-    /** Creates the table from the shipped DDL unless it exists. Returns whether it created it. */
+    /** Creates the table from the shipped DDL unless it exists (and migrates an older one). Returns whether it created it. */
     public static boolean createIfMissing(DataSource dataSource) {
+        return prepare(dataSource, "create") == Prepared.CREATED;
+    }
+
+    /** What {@link #prepare} found or did. */
+    public enum Prepared {
+        /** The table was missing and is created at {@link #VERSION}. */
+        CREATED,
+        /** The table was at an older version and is migrated to {@link #VERSION}. */
+        MIGRATED,
+        /** The table is at {@link #VERSION} (or a newer one, with a warning). */
+        CURRENT
+    }
+
+    /**
+     * Brings the schema to {@link #VERSION} or checks that it is there ({@code idempotency.schema}): {@code create}
+     * creates a missing table and migrates an older one with the shipped scripts it lacks, in order; {@code validate}
+     * changes nothing and fails on a missing or older table, naming the scripts to run.
+     *
+     * @throws IdempotencyStoreException the schema is missing or older ({@code validate}), or a script failed
+     */
+    public static Prepared prepare(DataSource dataSource, String mode) {
         try (Connection c = dataSource.getConnection()) {
-            DatabaseMetaData meta = c.getMetaData();
-            if (exists(meta, TABLE) || exists(meta, TABLE.toUpperCase(Locale.ROOT))) {
-                return false;
+            String database = c.getMetaData().getDatabaseProductName();
+            int found = version(c);
+            if (found > VERSION) {
+                LOG.log(Level.WARNING, "The table {0} is at schema version {1}, newer than this library''s {2}; going on "
+                        + "(a newer version''s schema stays readable by the one before it)", new Object[] {TABLE, found, VERSION});
+                return Prepared.CURRENT;
             }
-            boolean autoCommit = c.getAutoCommit();
-            try (Statement s = c.createStatement()) {
-                for (String sql : statements(ddlResource(meta.getDatabaseProductName()))) {
-                    s.execute(sql);
-                }
-                if (!autoCommit) {
-                    c.commit();
-                }
-            } catch (SQLException e) {
-                // Another node may have created it at the same moment.
-                if (!autoCommit) {
-                    c.rollback();
-                }
-                if (exists(c.getMetaData(), TABLE) || exists(c.getMetaData(), TABLE.toUpperCase(Locale.ROOT))) {
-                    return false;
-                }
-                throw e;
+            if (found == VERSION) {
+                return Prepared.CURRENT;
             }
-            return true;
+            String db = databaseName(database);
+            if (!mode.equals("create")) {
+                throw new IdempotencyStoreException(found == 0
+                        ? "The table " + TABLE + " does not exist (idempotency.schema=" + mode + "). Create it with "
+                                + migrationScripts(db, 1) + " (or all at once: META-INF/idempotency/ddl/" + db
+                                + ".sql), or set idempotency.schema=create"
+                        : "The table " + TABLE + " is at schema version " + found + (found == 1 ? " (release 0.1)" : "")
+                                + "; this version of idempotency-jakarta needs version " + VERSION + " (idempotency.schema=" + mode
+                                + "). Run the migration script shipped in the jar: " + migrationScripts(db, found + 1)
+                                + ", or set idempotency.schema=create to let the library run it");
+            }
+            if (found == 0 && exists(c.getMetaData(), VERSION_TABLE) && !exists(c.getMetaData(), TABLE)) {
+                // A version table whose record table was dropped: it describes nothing. (Looked at in this order: a
+                // node creating the schema right now made the record table before the version table.)
+                try (Statement s = c.createStatement()) {
+                    s.execute("DROP TABLE " + VERSION_TABLE);
+                }
+            }
+            for (int v = found + 1; v <= VERSION; v++) {
+                migrate(c, db, v);
+            }
+            LOG.log(Level.INFO, found == 0 ? "Created the table {0} (schema version {2})"
+                    : "Migrated the table {0} from schema version {1} to {2}", new Object[] {TABLE, found, VERSION});
+            return found == 0 ? Prepared.CREATED : Prepared.MIGRATED;
         } catch (SQLException e) {
-            throw new IdempotencyStoreException("Could not create the table " + TABLE + ": " + e.getMessage(), e);
+            throw new IdempotencyStoreException("Could not prepare the table " + TABLE + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The schema's version on this connection's database: 0 without the record table, 1 with it and no version table
+     * (release 0.1), else the highest version recorded.
+     */
+    public static int version(Connection c) throws SQLException {
+        DatabaseMetaData meta = c.getMetaData();
+        if (!exists(meta, TABLE)) {
+            return 0;
+        }
+        if (!exists(meta, VERSION_TABLE)) {
+            return 1;
+        }
+        try (Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT MAX(version) FROM " + VERSION_TABLE)) {
+            int v = rs.next() ? rs.getInt(1) : 0;
+            return Math.max(v, 1);
+        }
+    }
+
+    /** The shipped script of schema version {@code v} for a database ({@code h2}, {@code postgresql}, ...). */
+    public static String migrationResource(String db, int v) {
+        return "META-INF/idempotency/migration/" + db + "/" + MIGRATIONS.get(v - 1);
+    }
+
+    /** The scripts from version {@code from} to {@link #VERSION}, for a message. */
+    private static String migrationScripts(String db, int from) {
+        List<String> scripts = new java.util.ArrayList<>();
+        for (int v = from; v <= VERSION; v++) {
+            scripts.add(migrationResource(db, v));
+        }
+        return String.join(", then ", scripts);
+    }
+
+    /** Runs one version's script in a transaction; a failure caused by another node migrating at once is waited out. */
+    private static void migrate(Connection c, String db, int v) throws SQLException {
+        String script = migrationResource(db, v);
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+            for (String sql : statements(script)) {
+                s.execute(sql);
+            }
+            c.commit();
+        } catch (SQLException e) {
+            c.rollback();
+            // Another node may be running the same script: wait (bounded) until it finished. Each look in a
+            // transaction of its own: under REPEATABLE READ (MariaDB) one transaction would never see its commit.
+            c.setAutoCommit(true);
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (version(c) < v) {
+                if (System.nanoTime() > deadline) {
+                    throw new IdempotencyStoreException("Could not run " + script + " (schema version " + v + "): "
+                            + e.getMessage() + ". Run it by hand, then deploy again", e);
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new IdempotencyStoreException("Interrupted while waiting for another node's " + script, e);
+                }
+            }
+        } finally {
+            c.setAutoCommit(autoCommit);
         }
     }
 
     private static boolean exists(DatabaseMetaData meta, String table) throws SQLException {
+        return existsAs(meta, table) || existsAs(meta, table.toUpperCase(Locale.ROOT));
+    }
+
+    private static boolean existsAs(DatabaseMetaData meta, String table) throws SQLException {
         try (ResultSet rs = meta.getTables(null, null, table, new String[] {"TABLE"})) {
             while (rs.next()) {
                 String schema = rs.getString("TABLE_SCHEM");

@@ -24,7 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * can forget its records on restart. Atomic per key. Completions never join a transaction; a rolled back
  * one is released by the engine afterwards.
  */
-public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreManagement {
+public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreManagement, dev.idempotency.spi.SightingRecords {
 
     private final ConcurrentHashMap<ScopedKey, IdempotencyRecord> records = new ConcurrentHashMap<>();
 
