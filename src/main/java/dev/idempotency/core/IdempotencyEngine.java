@@ -290,25 +290,11 @@ public final class IdempotencyEngine {
      * judged again in a new transaction (a replay, or "in progress"); the operation's work rolled back with it.
      * Otherwise the failure is the caller's.
      */
-    /** Whether the key has a committed record now (after this node's transaction for it rolled back). */
-    private boolean committedByAnother(ScopedKey key) {
-        try {
-            return store.find(key).isPresent();
-        } catch (RuntimeException e) {
-            LOG.log(Level.FINE, "Could not read the " + key + " after a lost commit", e);
-            return false;
-        }
-    }
-
     private <T> Step<T> afterLostCommit(ScopedKey key, Exception failure) throws Exception {
-        if (!atomicClaims.lostToAnotherCommit(failure)) {
-            throw failure;
+        if (!lostTheKey(key, failure)) {
+            throw failure; // not a lost race for the key (a conflict on the operation's own rows, or the store cannot tell)
         }
-        if (!committedByAnother(key)) {
-            throw failure; // a conflict on the operation's own rows (or the store cannot tell): not a lost race for the key
-        }
-        LOG.log(Level.FINE, "{0}: another transaction committed the key first ({1}); judging it again", new Object[] {key, failure});
-        return new Step.Blocked<>(true, MIN_RETRY_AFTER);
+        return new Step.Blocked<>(true, MIN_RETRY_AFTER); // judged again: a replay of the winner, or "in progress"
     }
 
     /**
@@ -373,14 +359,14 @@ public final class IdempotencyEngine {
             writeAnswer(hold, response);
         } catch (RuntimeException e) {
             abortAtomic(hold);
-            throw hold.begun != null && lostTheKey(ticket.scopedKey(), e) ? rejected(ticket.scopedKey(), MIN_RETRY_AFTER) : e;
+            throw hold.begun != null && lostTheKey(ticket.scopedKey(), e) ? lostToAnother(ticket.scopedKey()) : e;
         }
         if (hold.begun != null) {
             try {
                 hold.begun.commit();
             } catch (RuntimeException e) {
                 if (lostTheKey(ticket.scopedKey(), e)) {
-                    throw rejected(ticket.scopedKey(), MIN_RETRY_AFTER);
+                    throw lostToAnother(ticket.scopedKey());
                 }
                 observer.storeError(ticket.scopedKey().namespace(), e);
                 throw new IdempotencyStoreException("Could not commit the work and the response of the " + ticket.scopedKey(), e);
@@ -393,13 +379,26 @@ public final class IdempotencyEngine {
      * Whether this node's transaction for the key, rolled back now, lost to another transaction that committed the
      * key first (a multi-primary database: the other node's commit was certified first, and this one was aborted).
      */
-    private boolean lostTheKey(ScopedKey key, RuntimeException failure) {
-        if (!atomicClaims.lostToAnotherCommit(failure) || !committedByAnother(key)) {
+    private boolean lostTheKey(ScopedKey key, Exception failure) {
+        if (!atomicClaims.lostToAnotherCommit(failure)) {
+            return false;
+        }
+        try {
+            if (store.find(key).isEmpty()) {
+                return false;
+            }
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "Could not read the " + key + " after a lost commit", e);
             return false;
         }
         LOG.log(Level.FINE, "{0}: another transaction committed the key first ({1})", new Object[] {key, failure});
-        observer.conflict(key);
         return true;
+    }
+
+    /** {@link #lostTheKey}, told as a conflict: the caller is answered "in progress". */
+    private IdempotencyInProgressException lostToAnother(ScopedKey key) {
+        observer.conflict(key);
+        return rejected(key, MIN_RETRY_AFTER);
     }
 
     /** Gives a held atomic claim up: its transaction rolls back (the engine's), or its claim row goes (the caller's). */

@@ -312,7 +312,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
                     return new Claim.Busy(false);
                 }
                 // a duplicate key (the other transaction committed first), or a deadlock victim
-                if (state.startsWith("23") || state.equals("40001") || state.equals("40P01") || code == 1213) {
+                if (state.startsWith("23") || lostToAnotherCommit(sql)) {
                     return new Claim.Busy(true);
                 }
             }
@@ -334,8 +334,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
                 continue;
             }
             if (c instanceof java.sql.SQLException sql) {
-                String state = sql.getSQLState() == null ? "" : sql.getSQLState();
-                if (state.equals("40001") || state.equals("40P01") || sql.getErrorCode() == 1213) {
+                if (lostToAnotherCommit(sql)) {
                     return true;
                 }
                 if (sql.getNextException() != null) {
@@ -350,6 +349,12 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
             }
         }
         return false;
+    }
+
+    /** 40001 (serialization failure; MariaDB's deadlock and Galera's certification failure, 1213) or 40P01. */
+    private static boolean lostToAnotherCommit(java.sql.SQLException sql) {
+        String state = sql.getSQLState() == null ? "" : sql.getSQLState();
+        return state.equals("40001") || state.equals("40P01") || sql.getErrorCode() == 1213;
     }
 
     @Override
@@ -480,9 +485,9 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         try {
             transactions.inNewTransaction(em -> {
                 // In id order: two nodes' batches lock their common rows in the same order (no deadlock).
-                new java.util.TreeMap<String, Instant>(lastSeen.entrySet().stream().collect(java.util.stream.Collectors.toMap(
-                        e -> e.getKey().id(), Map.Entry::getValue, (a, b) -> a.isAfter(b) ? a : b)))
-                        .forEach((id, at) -> em.createNativeQuery(SIGHTED).setParameter(1, at.toEpochMilli()).setParameter(2, id).executeUpdate());
+                java.util.TreeMap<String, Instant> byId = new java.util.TreeMap<>();
+                lastSeen.forEach((key, at) -> byId.put(key.id(), at));
+                byId.forEach((id, at) -> em.createNativeQuery(SIGHTED).setParameter(1, at.toEpochMilli()).setParameter(2, id).executeUpdate());
                 return null;
             });
         } catch (RuntimeException e) {
