@@ -62,6 +62,7 @@ public class StoreSelection {
         if (emf == null && !s.persistenceUnit().isEmpty()) {
             emf = ownEmf = Persistence.createEntityManagerFactory(s.persistenceUnit(), s.jpaProperties());
         }
+        DataSource ownUnitsDataSource = null;
         if (emf == null) {
             DataSource ds = Lookups.qualified(beans, DataSource.class);
             if (ds == null) {
@@ -78,6 +79,7 @@ public class StoreSelection {
             }
             insertIfAbsent = JpaSchema.insertIfAbsent(ds);
             emf = ownEmf = IdempotencyPersistenceUnit.create(ds, tsr.registry() != null, s.jpaProperties());
+            ownUnitsDataSource = ds;
         }
         // With JTA present (a server, or a transaction manager in Java SE) the unit is taken to be a JTA one.
         JpaTransactions transactions;
@@ -91,7 +93,9 @@ public class StoreSelection {
             LOG.log(Level.INFO, "JPA store on {0} (JTA, {1})", new Object[] {emf.getClass().getName(), emf.getProperties().entrySet().stream()
                     .filter(e -> e.getKey().contains("target-server") || e.getKey().contains("jta.platform"))
                     .map(Object::toString).toList()});
-            transactions = new JtaTransactions(emf, tsr.registry(), requiresNew, executors.executor());
+            // On the unit's own data source, an atomic claim's hot statements run in plain JDBC on the transaction's
+            // connection; on an application's unit (its EntityManagerFactory bean or persistence unit), through JPA.
+            transactions = new JtaTransactions(emf, tsr.registry(), requiresNew, executors.executor(), ownUnitsDataSource);
         } else {
             transactions = new ResourceLocalTransactions(emf);
         }

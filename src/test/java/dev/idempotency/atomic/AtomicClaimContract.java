@@ -61,6 +61,14 @@ abstract class AtomicClaimContract {
         return database().url;
     }
 
+    /**
+     * Whether the store runs its hot statements in plain JDBC on the transaction's connection (its own unit's data
+     * source, the default in a server) or everything through JPA (an application's unit).
+     */
+    boolean jdbcHotPath() {
+        return true;
+    }
+
     /** The statements a first request's claim costs on this database (before the business write). */
     abstract List<String> claimStatements();
 
@@ -76,7 +84,7 @@ abstract class AtomicClaimContract {
     void start() throws SQLException {
         database().assumeAvailable();
         reset(url(), database());
-        env = new JtaEnvironment(url(), database().user, database().password, Map.of(), 20, true);
+        env = new JtaEnvironment(url(), database().user, database().password, Map.of(), 20, true, jdbcHotPath());
         signals = new LocalCompletionSignals();
         engine = new IdempotencyEngine(env.store, Clock.systemUTC(), "node-a", env.bridge(), signals,
                 Executors.newCachedThreadPool(), Duration.ofSeconds(30), RecordCache.NONE);

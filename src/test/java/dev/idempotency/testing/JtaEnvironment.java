@@ -57,12 +57,22 @@ public final class JtaEnvironment implements AutoCloseable {
      */
     public JtaEnvironment(String url, String user, String password, Map<String, String> jpaProperties, int poolSize,
                           boolean counting) {
+        this(url, user, password, jpaProperties, poolSize, counting, true);
+    }
+
+    /**
+     * @param jdbcHotPath whether the store gets the data source for its hot statements in plain JDBC (as on its own
+     *                    unit in a server), or runs everything through JPA (as on an application's unit)
+     */
+    public JtaEnvironment(String url, String user, String password, Map<String, String> jpaProperties, int poolSize,
+                          boolean counting, boolean jdbcHotPath) {
         dataSource = dataSource(url, user, password, tm, tsr, poolSize, counting);
         JpaSchema.createIfMissing(dataSource);
         Map<String, String> properties = new java.util.HashMap<>(HIBERNATE_JTA);
         properties.putAll(jpaProperties);
         emf = IdempotencyPersistenceUnit.create(dataSource, true, properties);
-        store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm), detached),
+        store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm), detached,
+                jdbcHotPath ? dataSource : null),
                 Duration.ofSeconds(10), JpaSchema.insertIfAbsent(dataSource));
     }
 

@@ -57,7 +57,7 @@ final class JtaSubjects implements AutoCloseable {
         plainPool = database.pool(16);
         emf = IdempotencyPersistenceUnit.create(jtaPool, true, Map.of("hibernate.transaction.jta.platform",
                 "org.hibernate.engine.transaction.jta.platform.internal.JBossStandAloneJtaPlatform"));
-        JpaIdempotencyStore store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm), detached),
+        JpaIdempotencyStore store = new JpaIdempotencyStore(new JtaTransactions(emf, tsr, new TransactionManagerRequiresNew(tm), detached, jtaPool),
                 Duration.ofSeconds(5), JpaSchema.insertIfAbsent(plainPool));
         engine = new IdempotencyEngine(store, Clock.systemUTC(), "bench",
                 new JtaTransactionBridge(tsr, new TransactionManagerRequiresNew(tm)), new LocalCompletionSignals(),

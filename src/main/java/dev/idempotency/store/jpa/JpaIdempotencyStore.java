@@ -18,6 +18,10 @@ import dev.idempotency.spi.Ticket;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.LockModeType;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -57,6 +61,13 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     private final JpaTransactions transactions;
     private final Map<String, Object> lockHints;
     private final InsertIfAbsent insertIfAbsent;
+    // The atomic claim's statements in plain JDBC, for a transaction whose connection the store can join.
+    private final JdbcStatement atomicJdbc;
+    private final JdbcStatement atomicJdbcWithType;
+    private static final JdbcStatement COMPLETE_JDBC = JdbcStatement.of(COMPLETE);
+    private static final JdbcStatement COMPLETE_WITHOUT_RESPONSE_JDBC = JdbcStatement.of(COMPLETE_WITHOUT_RESPONSE);
+    private static final String UNCLAIM = "DELETE FROM idempotency_record WHERE id = ?1 AND owner = ?2 AND version = ?3";
+    private static final JdbcStatement UNCLAIM_JDBC = JdbcStatement.of(UNCLAIM);
 
     /**
      * @param transactions how work is run (resource-local or JTA)
@@ -75,6 +86,8 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         this.transactions = transactions;
         this.lockHints = Map.of("jakarta.persistence.lock.timeout", lockTimeout.toMillis());
         this.insertIfAbsent = insertIfAbsent;
+        this.atomicJdbc = insertIfAbsent.atomicSql == null ? null : JdbcStatement.of(insertIfAbsent.atomicSql);
+        this.atomicJdbcWithType = insertIfAbsent.atomicWithType == null ? null : JdbcStatement.of(insertIfAbsent.atomicWithType);
     }
 
     /** How a claim writes a new row. */
@@ -219,6 +232,14 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         }
         String id = request.scopedKey().id();
         try {
+            if (transactions.hasJoinedConnections() && insertIfAbsent.atomicSql != null) {
+                // The common case, a new key, in plain JDBC on the transaction's connection; an existing row through JPA.
+                IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
+                if (transactions.onJoinedConnection(c -> atomicInsert(c, id, fresh, lockWait)) == 1) {
+                    return new Claim.Acquired(ClaimRules.ticket(fresh, false));
+                }
+                return transactions.inCurrentTransaction(em -> existingAfterAtomicInsert(em, id, request));
+            }
             return transactions.inCurrentTransaction(em -> claimInTransaction(em, id, request, lockWait));
         } catch (RuntimeException e) {
             Claim.Busy busy = busy(e);
@@ -236,15 +257,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
             if (atomicInsert(em, id, fresh, lockWait) == 1) {
                 return new Claim.Acquired(ClaimRules.ticket(fresh, false));
             }
-            if (insertIfAbsent == InsertIfAbsent.H2) {
-                // A committed row (H2 reads committed rows, so a plain read finds it).
-                IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id);
-                return entity == null ? new Claim.Busy(true) : claimExisting(em, entity, request, NO_WAIT);
-            }
-            // A committed row: read its latest version (a locking read, whatever the snapshot).
-            IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id, LockModeType.PESSIMISTIC_READ, NO_WAIT);
-            // Taken without waiting: the insert already waited for the key's other transaction.
-            return entity == null ? new Claim.Busy(true) : claimExisting(em, entity, request, NO_WAIT);
+            return existingAfterAtomicInsert(em, id, request);
         }
         IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id);
         if (entity == null) {
@@ -256,6 +269,19 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
             return new Claim.Acquired(ClaimRules.ticket(fresh, false));
         }
         return claimExisting(em, entity, request, NO_WAIT);
+    }
+
+    /** The atomic insert found a committed row of the key: answer it, or claim it again when it is free. */
+    private Claim existingAfterAtomicInsert(EntityManager em, String id, ClaimRequest request) {
+        if (insertIfAbsent == InsertIfAbsent.H2) {
+            // A committed row (H2 reads committed rows, so a plain read finds it).
+            IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id);
+            return entity == null ? new Claim.Busy(true) : claimExisting(em, entity, request, NO_WAIT);
+        }
+        // A committed row: read its latest version (a locking read, whatever the snapshot).
+        IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id, LockModeType.PESSIMISTIC_READ, NO_WAIT);
+        // Taken without waiting: the insert already waited for the key's other transaction.
+        return entity == null ? new Claim.Busy(true) : claimExisting(em, entity, request, NO_WAIT);
     }
 
     private static final String PLAIN_INSERT = "INSERT INTO idempotency_record (id, namespace, principal, idem_key, status,"
@@ -290,6 +316,48 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
                 .setParameter(r.requestType() == null ? 14 : 15, Math.max(1, lockWait.toMillis()) + "ms");
         Object[] row = (Object[]) q.getSingleResult();
         return ((Number) row[0]).intValue();
+    }
+
+    /** {@link #atomicInsert(EntityManager, String, IdempotencyRecord, Duration)} in plain JDBC. */
+    private int atomicInsert(Connection c, String id, IdempotencyRecord r, Duration lockWait) throws SQLException {
+        JdbcStatement statement = r.requestType() == null ? atomicJdbc : atomicJdbcWithType;
+        Object[] values = values(id, r);
+        if (insertIfAbsent == InsertIfAbsent.MARIADB) {
+            long seconds = lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0);
+            try (PreparedStatement ps = c.prepareStatement(statement.sql().formatted(seconds))) {
+                statement.bind(ps, values);
+                return ps.executeUpdate();
+            }
+        }
+        if (insertIfAbsent == InsertIfAbsent.H2) {
+            try (PreparedStatement ps = c.prepareStatement(statement.sql())) {
+                statement.bind(ps, values);
+                ps.setQueryTimeout(queryTimeoutMillis(lockWait) / 1000);
+                return ps.executeUpdate();
+            }
+        }
+        // PostgreSQL: lock_timeout 0 would mean "no limit"
+        try (PreparedStatement ps = c.prepareStatement(statement.sql())) {
+            statement.bind(ps, append(values, Math.max(1, lockWait.toMillis()) + "ms"));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /** A claim's values in the order of its insert's ordinal parameters ({@code ?14}: the request type, when there is one). */
+    private static Object[] values(String id, IdempotencyRecord r) {
+        Object[] v = {id, r.scopedKey().namespace(), r.scopedKey().principal(), r.scopedKey().key(), r.status().name(),
+                r.fingerprint(), r.attempts(), r.firstSeen().toEpochMilli(), r.lastSeen().toEpochMilli(),
+                r.expiresAt().toEpochMilli(), r.leaseUntil().toEpochMilli(), r.owner(), r.version()};
+        return r.requestType() == null ? v : append(v, r.requestType());
+    }
+
+    private static Object[] append(Object[] values, Object last) {
+        Object[] more = java.util.Arrays.copyOf(values, values.length + 1);
+        more[values.length] = last;
+        return more;
     }
 
     /** A lock wait that timed out (not settled), or a duplicate key or deadlock (settled: retry in a new transaction). */
@@ -360,8 +428,16 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     @Override
     public void unclaimInTransaction(Ticket ticket) {
         try {
-            transactions.inCurrentTransaction(em -> em.createNativeQuery(
-                            "DELETE FROM idempotency_record WHERE id = ?1 AND owner = ?2 AND version = ?3")
+            if (transactions.hasJoinedConnections() && transactions.canJoin()) {
+                transactions.onJoinedConnection(c -> {
+                    try (PreparedStatement ps = c.prepareStatement(UNCLAIM_JDBC.sql())) {
+                        UNCLAIM_JDBC.bind(ps, ticket.scopedKey().id(), ticket.owner(), ticket.version());
+                        return ps.executeUpdate();
+                    }
+                });
+                return;
+            }
+            transactions.inCurrentTransaction(em -> em.createNativeQuery(UNCLAIM)
                     .setParameter(1, ticket.scopedKey().id())
                     .setParameter(2, ticket.owner())
                     .setParameter(3, ticket.version())
@@ -414,13 +490,24 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
             }
             int updated = update.executeUpdate();
             if (updated != 1) {
-                throw new IdempotencyLeaseLostException("The claim on the " + ticket.scopedKey()
-                        + " was lost (taken over after its lease expired); its completion is refused");
+                throw leaseLost(ticket);
             }
             return null;
         };
         try {
-            if (completion.joinTransaction()) {
+            if (completion.joinTransaction() && transactions.hasJoinedConnections() && transactions.canJoin()) {
+                JdbcStatement statement = completion.response() == null ? COMPLETE_WITHOUT_RESPONSE_JDBC : COMPLETE_JDBC;
+                int updated = transactions.onJoinedConnection(c -> {
+                    try (PreparedStatement ps = c.prepareStatement(statement.sql())) {
+                        statement.bind(ps, completion.status().name(), now, id, ticket.owner(), ticket.version(),
+                                completion.response());
+                        return ps.executeUpdate();
+                    }
+                });
+                if (updated != 1) {
+                    throw leaseLost(ticket);
+                }
+            } else if (completion.joinTransaction()) {
                 transactions.inCurrentTransaction(work);
             } else {
                 transactions.inNewTransaction(work);
@@ -434,6 +521,11 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
             }
             throw new IdempotencyStoreException("Could not store the outcome of the " + ticket.scopedKey(), e);
         }
+    }
+
+    private static IdempotencyLeaseLostException leaseLost(Ticket ticket) {
+        return new IdempotencyLeaseLostException("The claim on the " + ticket.scopedKey()
+                + " was lost (taken over after its lease expired); its completion is refused");
     }
 
     /**

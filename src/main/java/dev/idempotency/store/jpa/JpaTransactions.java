@@ -2,6 +2,8 @@ package dev.idempotency.store.jpa;
 
 import jakarta.persistence.EntityManager;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.function.Function;
 
 /**
@@ -21,4 +23,27 @@ public interface JpaTransactions {
 
     /** Whether {@link #inCurrentTransaction} would join the caller's transaction right now. */
     boolean canJoin();
+
+    /**
+     * Whether {@link #onJoinedConnection} can run plain JDBC on the caller's transaction: the store's hot statements
+     * (an atomic claim's insert, its completion) then skip the JPA provider's query handling, which costs more than the
+     * statement itself on a fast database.
+     */
+    default boolean hasJoinedConnections() {
+        return false;
+    }
+
+    /**
+     * Runs JDBC work on a connection of the caller's active transaction (the data source enlists it, and hands out
+     * the connection the transaction already holds). Only when {@link #hasJoinedConnections()} and {@link #canJoin()}.
+     */
+    default <T> T onJoinedConnection(ConnectionWork<T> work) {
+        throw new UnsupportedOperationException("No data source to join");
+    }
+
+    /** JDBC work on a connection that is not to be committed or closed by it. */
+    @FunctionalInterface
+    interface ConnectionWork<T> {
+        T run(Connection connection) throws SQLException;
+    }
 }

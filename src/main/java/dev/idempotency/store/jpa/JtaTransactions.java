@@ -6,6 +6,10 @@ import jakarta.transaction.Status;
 import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -35,16 +39,28 @@ public final class JtaTransactions implements JpaTransactions {
     private final TransactionSynchronizationRegistry registry;
     private final RequiresNew requiresNew;
     private final Executor detached;
+    private final DataSource dataSource;
 
     /**
      * @param detached runs a new transaction while the caller has one (a managed executor in a server)
      */
     public JtaTransactions(EntityManagerFactory emf, TransactionSynchronizationRegistry registry, RequiresNew requiresNew,
                            Executor detached) {
+        this(emf, registry, requiresNew, detached, null);
+    }
+
+    /**
+     * @param dataSource the unit's JTA data source, for {@link #onJoinedConnection}: in a transaction it hands out the
+     *                   connection the transaction holds (as every server's pool and Agroal with Narayana do), so
+     *                   plain JDBC and the entity manager write through one connection; {@code null}: none
+     */
+    public JtaTransactions(EntityManagerFactory emf, TransactionSynchronizationRegistry registry, RequiresNew requiresNew,
+                           Executor detached, DataSource dataSource) {
         this.emf = emf;
         this.registry = registry;
         this.requiresNew = requiresNew;
         this.detached = detached;
+        this.dataSource = dataSource;
     }
 
     @Override
@@ -73,6 +89,24 @@ public final class JtaTransactions implements JpaTransactions {
     @Override
     public boolean canJoin() {
         return registry.getTransactionStatus() == Status.STATUS_ACTIVE;
+    }
+
+    @Override
+    public boolean hasJoinedConnections() {
+        return dataSource != null;
+    }
+
+    /**
+     * The handle is closed after the work; the connection stays with the transaction until it completes. The entity
+     * manager of this transaction has nothing pending: each unit of work is flushed when it ends.
+     */
+    @Override
+    public <T> T onJoinedConnection(ConnectionWork<T> work) {
+        try (Connection connection = dataSource.getConnection()) {
+            return work.run(connection);
+        } catch (SQLException e) {
+            throw new jakarta.persistence.PersistenceException(e.getMessage(), e);
+        }
     }
 
     /**
