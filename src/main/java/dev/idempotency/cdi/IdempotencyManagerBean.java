@@ -233,20 +233,20 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     }
 
     private ScopedKey seenKey(RequestKey key) {
-        return new ScopedKey(SEEN, principal(), checkId(key.primaryId(), "primary id"));
+        return runtime.atRest(new ScopedKey(SEEN, principal(), checkId(key.primaryId(), "primary id")));
     }
 
     private ScopedKey responseKey(RequestKey key) {
         String primary = checkId(key.primaryId(), "primary id");
         if (key.secondaryId() == null) {
-            return new ScopedKey(RESPONSES, principal(), primary);
+            return runtime.atRest(new ScopedKey(RESPONSES, principal(), primary));
         }
         // Length-prefixed, so that ("a b", "c") and ("a", "b c") are two keys; too long: its SHA-256 (64 hex
         // digits, no ':', so it cannot equal a length-prefixed id).
         String secondary = checkId(key.secondaryId(), "secondary id");
         String combined = primary.length() + ":" + primary + " " + secondary;
-        return new ScopedKey(RESPONSES_BY_SECONDARY, principal(), combined.length() <= ScopedKey.MAX_KEY ? combined
-                : Fingerprint.sha256Hex(combined.getBytes(StandardCharsets.UTF_8)));
+        return runtime.atRest(new ScopedKey(RESPONSES_BY_SECONDARY, principal(), combined.length() <= ScopedKey.MAX_KEY ? combined
+                : Fingerprint.sha256Hex(combined.getBytes(StandardCharsets.UTF_8))));
     }
 
     /** SPEC H3 as for every door: {@code idempotency.max-key-length}, printable ASCII; a bad id is counted. */

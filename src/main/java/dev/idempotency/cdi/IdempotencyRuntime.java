@@ -11,6 +11,7 @@ import dev.idempotency.core.StoreClock;
 import dev.idempotency.core.TransactionBridge;
 import dev.idempotency.spi.IdempotencyStore;
 import dev.idempotency.spi.RecordCache;
+import dev.idempotency.spi.ScopedKey;
 
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -108,6 +109,15 @@ public class IdempotencyRuntime {
     /** The global settings read at deployment. */
     public GlobalSettings settings() {
         return extension.globalSettings();
+    }
+
+    /**
+     * A door's key as the engine, the store and the cache are to see it: itself, or with
+     * {@code idempotency.store-keys=hashed} its {@link ScopedKey#hashed() digest}, so that no client key or principal
+     * is kept at rest. Every door builds its keys through this.
+     */
+    public ScopedKey atRest(ScopedKey key) {
+        return settings().hashKeysAtRest() ? key.hashed() : key;
     }
 
     /** The engine, for the doors to inject (each gets the one engine, started on first use). */

@@ -84,7 +84,7 @@ public class IdempotentInterceptor {
             return ctx.proceed();
         }
         JsonCodec codec = runtime.codec();
-        ScopedKey scopedKey = new ScopedKey(m.namespace(), callers.principalName(runtime.settings().scopeByPrincipal()), key);
+        ScopedKey scopedKey = runtime.atRest(new ScopedKey(m.namespace(), callers.principalName(runtime.settings().scopeByPrincipal()), key));
         String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0]) : codec.fingerprint(m, args);
         if (runtime.atomic(m)) {
             AtomicOutcome<Object> outcome = engine.runAtomic(scopedKey, fingerprint, null, m.policy(), new AtomicCall<>() {

@@ -36,6 +36,7 @@ public enum ConfigKey {
     FAIL_OPEN("idempotency.fail-open", "false"),
     ANONYMOUS("idempotency.anonymous", "allow"),
     EXPIRY_HEADER("idempotency.expiry-header", ""),
+    STORE_KEYS("idempotency.store-keys", "plain"),
     CACHE_MODE("idempotency.cache.mode", "local"),
     CACHE_MAX_ENTRIES("idempotency.cache.max-entries", "100000"),
     CACHE_CLUSTER_NAME("idempotency.cache.cluster-name", "idempotency"),

@@ -140,7 +140,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             }
             jsonBody().addFields(fingerprint, json);
         }
-        ScopedKey scopedKey = new ScopedKey(method.namespace(), principal, key);
+        ScopedKey scopedKey = runtime.atRest(new ScopedKey(method.namespace(), principal, key));
         String fingerprintHex = fingerprint.hex();
         try {
             boolean atomic = runtime.atomicHttp(method);

@@ -70,6 +70,16 @@ public record ScopedKey(String namespace, String principal, String key) {
     }
 
     /**
+     * This key as it is kept when keys are hashed at rest ({@code idempotency.store-keys=hashed}): the same namespace,
+     * no principal, and as the key the 64 hex digits of {@link #id()}, the SHA-256 of the length-prefixed namespace,
+     * principal and key. Two callers' keys stay apart (the principal is in the digest), and neither the client's
+     * key nor the principal's name is written anywhere: store, export, cache, messages and events see this one.
+     */
+    public ScopedKey hashed() {
+        return new ScopedKey(namespace, "", id());
+    }
+
+    /**
      * The key as text that no other key shares: each of namespace and principal prefixed by its length, then
      * the key. What caches and in-memory wake-ups are keyed by: building it costs a string concatenation, where
      * {@link #id()} costs a digest, and a replay from the cache must not pay for one.

@@ -219,6 +219,8 @@ class DeploymentErrorsTest {
                 .contains(ClassLevel.class.getName() + "/fine/Idempotent/lease=-PT1S must be positive");
         assertThat(deploymentFailure(Map.of("Idempotent/enabled", "yes"), ClassLevel.class))
                 .contains("Idempotent/enabled=yes must be true or false");
+        assertThat(deploymentFailure(Map.of("idempotency.store-keys", "sha1"), ClassLevel.class))
+                .contains("idempotency.store-keys=sha1 must be one of plain, hashed");
     }
 
     @Test
