@@ -9,6 +9,7 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
 
 import java.net.URI;
 import java.net.http.HttpResponse;
@@ -18,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * SPEC E2, E3 in a server with MicroProfile Metrics, Telemetry and Health (Open Liberty, mpMetrics-5.1,
- * mpTelemetry-2.0 and mpHealth-4.0): after a scripted sequence of requests the metrics endpoint and the OpenTelemetry
+ * mpTelemetry-2.0 and mpHealth-4.0; Payara Micro 6, MicroProfile Metrics and Health only): after a scripted sequence of requests the metrics endpoint and the OpenTelemetry
  * export show the counts, and the spans the decisions; the readiness check is up, then down once the store's database
  * is broken.
  */
@@ -112,6 +113,8 @@ class ObservabilityIT extends ServerIT {
 
     @Test
     @Order(2) // before readiness, which breaks the store
+    @DisabledIfSystemProperty(named = "server.name", matches = "payara",
+            disabledReason = "Payara Micro 6 has MicroProfile Metrics, not MicroProfile Telemetry 2: its counts are asserted on its metrics endpoint")
     @DisplayName("OpenTelemetry (MicroProfile Telemetry 2): the same counts exported, and the span of a retry says replayed")
     void openTelemetryAfterAScriptedSequence() throws Exception {
         String before = nextExport(java.nio.file.Files.size(serverLog()));
