@@ -73,11 +73,17 @@ public class StoreSelection {
                         + "EntityManagerFactory bean, no idempotency.persistence-unit, and no data source at " + s.datasource()
                         + ". Set one of those, or idempotency.store=memory");
             }
-            if (!s.schema().equals("none")) {
-                // create: creates or migrates the table (JpaSchema logs what it did); validate: fails on an older one.
-                JpaSchema.prepare(ds, s.schema());
-            }
-            insertIfAbsent = JpaSchema.insertIfAbsent(ds);
+            DataSource schemaSource = ds;
+            // The store starts on first use, which may be inside a container transaction (a message-driven bean's
+            // onMessage): the schema's statements and the database's name are read on a thread of their own, outside
+            // it (a JTA data source refuses setAutoCommit in a global transaction, and DDL must not join the caller's).
+            insertIfAbsent = outsideAnyTransaction(tsr, () -> {
+                if (!s.schema().equals("none")) {
+                    // create: creates or migrates the table (JpaSchema logs what it did); validate: fails on an older one.
+                    JpaSchema.prepare(schemaSource, s.schema());
+                }
+                return JpaSchema.insertIfAbsent(schemaSource);
+            });
             emf = ownEmf = IdempotencyPersistenceUnit.create(ds, tsr.registry() != null, s.jpaProperties());
             ownUnitsDataSource = ds;
         }
@@ -102,6 +108,21 @@ public class StoreSelection {
         return new JpaIdempotencyStore(transactions, s.lockTimeout(), insertIfAbsent);
     }
 
+
+    /** The work, on this thread when it has no transaction, else on the managed executor's (which has none). */
+    private <T> T outsideAnyTransaction(TransactionSynchronizationRegistryHolder tsr, java.util.function.Supplier<T> work) {
+        if (tsr.registry() == null || tsr.registry().getTransactionKey() == null) {
+            return work.get();
+        }
+        try {
+            return java.util.concurrent.CompletableFuture.supplyAsync(work, executors.executor()).join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw e;
+        }
+    }
 
     /** Runs before the store closes (beans are destroyed in no set order): the last writes of those who use it. */
     void beforeStop(Runnable lastWrites) {
