@@ -7,9 +7,7 @@ import dev.idempotency.testing.TestDatabase;
 
 import jakarta.enterprise.inject.spi.CDI;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,26 +31,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * SPEC S7, {@code idempotency.store-keys=hashed}: the three doors (the HTTP filter, the interceptor, the manager) behave
  * as with plain keys, and neither the table nor the export file holds a client's key or a caller's name.
  */
-class HashedKeysTest {
-
-    static HttpTestServer server;
+class HashedKeysTest extends OneServerTest {
 
     @BeforeAll
     static void start() throws Exception {
         server = HttpTestServer.onH2(Map.of("idempotency.store-keys", "hashed"),
                 PaymentsResource.class, CommandResource.class);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @BeforeEach
-    void reset() {
-        Counters.reset();
     }
 
     HttpResponse<String> pay(String key, String user, long amount) throws Exception {

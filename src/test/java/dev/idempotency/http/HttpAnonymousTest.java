@@ -1,8 +1,6 @@
 package dev.idempotency.http;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -14,26 +12,12 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** SPEC H15: keyed requests without a principal, per the method's anonymous policy (allow, reject, a client header). */
-class HttpAnonymousTest {
-
-    static HttpTestServer server;
+class HttpAnonymousTest extends OneServerTest {
 
     @BeforeAll
     static void start() throws Exception {
         server = HttpTestServer.onH2(Map.of(AnonymousResource.class.getName() + "/configured/Idempotent/anonymous", "reject"),
                 AnonymousResource.class);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @BeforeEach
-    void reset() {
-        Counters.reset();
     }
 
     HttpResponse<String> post(String path, String key, String... headers) throws Exception {

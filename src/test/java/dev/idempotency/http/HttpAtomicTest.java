@@ -2,9 +2,7 @@ package dev.idempotency.http;
 
 import dev.idempotency.testing.TestDatabase;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -20,25 +18,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * business write joins it, the entity is written to bytes by the application's writer, the response is
  * stored, and the transaction commits before those bytes are sent.
  */
-class HttpAtomicTest {
-
-    static HttpTestServer server;
+class HttpAtomicTest extends OneServerTest {
 
     @BeforeAll
     static void start() throws Exception {
         server = HttpTestServer.onH2(Map.of(), LedgerResource.class);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @BeforeEach
-    void reset() {
-        Counters.reset();
     }
 
     HttpResponse<byte[]> post(String path, String key) throws Exception {

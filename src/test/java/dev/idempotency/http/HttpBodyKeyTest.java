@@ -1,8 +1,6 @@
 package dev.idempotency.http;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -14,25 +12,11 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** SPEC H16: the key from a JSON body field (header first, or body only), fingerprints of chosen fields, 400s for bad bodies. */
-class HttpBodyKeyTest {
-
-    static HttpTestServer server;
+class HttpBodyKeyTest extends OneServerTest {
 
     @BeforeAll
     static void start() throws Exception {
         server = HttpTestServer.onH2(Map.of(), BodyKeyResource.class);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @BeforeEach
-    void reset() {
-        Counters.reset();
     }
 
     HttpResponse<String> post(String path, String key, String body) throws Exception {

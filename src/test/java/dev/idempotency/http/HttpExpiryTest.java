@@ -1,8 +1,6 @@
 package dev.idempotency.http;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -19,26 +17,13 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** SPEC H17: with idempotency.expiry-header set, kept responses and their replays say until when the key is remembered. */
-class HttpExpiryTest {
+class HttpExpiryTest extends OneServerTest {
 
     static final String HEADER = "Idempotency-Key-Expires";
-    static HttpTestServer server;
 
     @BeforeAll
     static void start() throws Exception {
         server = HttpTestServer.onH2(Map.of("idempotency.expiry-header", HEADER, "idempotency.ttl", "PT2H"), PaymentsResource.class);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @BeforeEach
-    void reset() {
-        Counters.reset();
     }
 
     HttpResponse<String> post(String path, String key, String body) throws Exception {

@@ -1,8 +1,6 @@
 package dev.idempotency.http;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -14,25 +12,11 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** SPEC I8 over HTTP, on the JPA store with JTA: a JSON command carries its own key to an @Idempotent service. */
-class HttpKeyInsideTest {
-
-    static HttpTestServer server;
+class HttpKeyInsideTest extends OneServerTest {
 
     @BeforeAll
     static void start() throws Exception {
         server = HttpTestServer.onH2(Map.of(), CommandResource.class);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @BeforeEach
-    void reset() {
-        Counters.reset();
     }
 
     HttpResponse<String> post(String id, long amount) throws Exception {

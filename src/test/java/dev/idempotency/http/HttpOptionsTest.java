@@ -4,9 +4,7 @@ import dev.idempotency.store.jpa.JpaSchema;
 import dev.idempotency.testing.TestDatabase;
 
 import org.h2.jdbcx.JdbcDataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -21,9 +19,7 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** H12 (store unreachable: 503, or fail open) and per-method HTTP options through the C2 grammar. */
-class HttpOptionsTest {
-
-    static HttpTestServer server;
+class HttpOptionsTest extends OneServerTest {
 
     @BeforeAll
     static void start() throws Exception {
@@ -31,18 +27,6 @@ class HttpOptionsTest {
         config.put(PaymentsResource.class.getName() + "/outcome/Idempotent/keepStatus", "2xx");
         config.put("Idempotent/maxResponseSize", "50");
         server = HttpTestServer.onH2(config, PaymentsResource.class);
-    }
-
-    @AfterAll
-    static void stop() throws Exception {
-        if (server != null) {
-            server.close();
-        }
-    }
-
-    @BeforeEach
-    void reset() {
-        Counters.reset();
     }
 
     HttpResponse<String> post(String path, String key) throws Exception {
