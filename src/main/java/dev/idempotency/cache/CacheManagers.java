@@ -36,8 +36,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The library's own cache manager and its cache {@value #CACHE}: local when alone, replicated synchronously
- * over JGroups when clustered. The default TCP stack is built in code (bind address and port, TCPPING
+ * The library's own cache manager and its cache {@value #CACHE}: local when alone; when clustered over JGroups,
+ * replicated (every node holds every entry) or distributed (each entry on a few owners), synchronously. The default TCP stack is built in code (bind address and port, TCPPING
  * initial hosts), so nothing is read from system properties; a JGroups XML file replaces it.
  *
  * <p>With a shared secret ({@link CacheKeys#fromSecret()}) the built-in stack is authenticated and encrypted the way
@@ -79,6 +79,19 @@ public final class CacheManagers {
     public static EmbeddedCacheManager start(boolean clustered, String clusterName, String nodeName, String stackFile,
                                              String bindAddress, int bindPort, String initialHosts, long maxEntries,
                                              CacheKeys keys, boolean allowInsecureTransport) {
+        return start(clustered, clusterName, nodeName, stackFile, bindAddress, bindPort, initialHosts, maxEntries, keys,
+                allowInsecureTransport, 0);
+    }
+
+    /**
+     * As above, and:
+     *
+     * @param owners a clustered cache's copies of each entry: 0 replicates it to every node ({@code REPL_SYNC}), more
+     *               distributes it to that many nodes ({@code DIST_SYNC})
+     */
+    public static EmbeddedCacheManager start(boolean clustered, String clusterName, String nodeName, String stackFile,
+                                             String bindAddress, int bindPort, String initialHosts, long maxEntries,
+                                             CacheKeys keys, boolean allowInsecureTransport, int owners) {
         CacheKeys secret = keys != null && keys.fromSecret() ? keys : null;
         GlobalConfigurationBuilder global = clustered
                 ? GlobalConfigurationBuilder.defaultClusteredBuilder()
@@ -107,17 +120,30 @@ public final class CacheManagers {
         // default UDP stack, on the host's address and a multicast group, whatever was configured here).
         DefaultCacheManager manager = new DefaultCacheManager(
                 new ConfigurationBuilderHolder(CacheManagers.class.getClassLoader(), global), false);
-        defineCache(manager, maxEntries);
+        defineCache(manager, maxEntries, owners);
         manager.start();
         return manager;
     }
 
-    /** Defines the records cache on a manager (the library's or the application's) unless it exists. */
+    /** Defines the records cache on a manager (the library's or the application's) unless it exists: replicated when clustered. */
     public static Cache<String, byte[]> defineCache(EmbeddedCacheManager manager, long maxEntries) {
+        return defineCache(manager, maxEntries, 0);
+    }
+
+    /**
+     * Defines the records cache on a manager (the library's or the application's) unless it exists.
+     *
+     * @param owners when the manager is clustered: 0 replicates every entry to every node, more distributes each entry
+     *               to that many nodes (the others read it from them)
+     */
+    public static Cache<String, byte[]> defineCache(EmbeddedCacheManager manager, long maxEntries, int owners) {
         if (manager.getCacheConfiguration(CACHE) == null) {
             boolean clustered = manager.getCacheManagerConfiguration().isClustered();
             ConfigurationBuilder c = new ConfigurationBuilder();
-            c.clustering().cacheMode(clustered ? CacheMode.REPL_SYNC : CacheMode.LOCAL);
+            c.clustering().cacheMode(!clustered ? CacheMode.LOCAL : owners > 0 ? CacheMode.DIST_SYNC : CacheMode.REPL_SYNC);
+            if (clustered && owners > 0) {
+                c.clustering().hash().numOwners(owners);
+            }
             c.memory().maxCount(maxEntries);
             c.expiration().wakeUpInterval(60_000);
             c.statistics().disable();
@@ -159,6 +185,9 @@ public final class CacheManagers {
         tcp.setBindAddress(InetAddress.getByName(bindAddress));
         tcp.setBindPort(bindPort);
         tcp.setPortRange(10);
+        // JGroups' own default leaves Nagle's algorithm on: every synchronous write then waited for the peer's delayed
+        // ACK (20 to 40 ms a put between two nodes here; BENCHMARKS.md, "Scaling"). Infinispan's stacks turn it off.
+        tcp.tcpNodelay(true);
         TCPPING ping = new TCPPING();
         ping.setInitialHosts(hosts);
         ping.setPortRange(0);

@@ -6,7 +6,7 @@ import dev.idempotency.spi.RecordCache;
 import dev.idempotency.spi.ScopedKey;
 
 import org.infinispan.Cache;
-import org.infinispan.context.Flag;
+import org.infinispan.configuration.cache.CacheMode;
 import org.infinispan.notifications.Listener;
 import org.infinispan.notifications.cachelistener.annotation.CacheEntryCreated;
 import org.infinispan.notifications.cachelistener.annotation.CacheEntryModified;
@@ -20,10 +20,11 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Finished records in an Infinispan cache (replicated, synchronous, when clustered), under
- * {@link ScopedKey#cacheId()};
- * and the wake-ups of waiting duplicates on every node: a finished record put here, or a tombstone, fires this
- * node's listener, which wakes its local waiters.
+ * Finished records in an Infinispan cache under {@link ScopedKey#cacheId()}: an embedded one (local, or clustered:
+ * replicated or distributed, synchronous) or a remote one on an Infinispan Server ({@link RemoteCaches}); and the
+ * wake-ups of waiting duplicates on every node: a finished record put here, or a tombstone, fires this node's listener
+ * (a local one where every node holds every entry, a clustered one in a distributed cache, a Hot Rod client listener on
+ * a server's cache), which wakes its local waiters.
  *
  * <p>A released or deleted key leaves a <em>tombstone</em> under its id for {@value #TOMBSTONE_LIFESPAN_SECONDS}
  * s (a short entry that decodes to no record): a finished record read from the store before that release or
@@ -36,7 +37,7 @@ import java.util.logging.Logger;
  * that verifies but sits under another scope's id, is never replayed. It is a miss (the store answers), counted ({@link #rejectedEntries()}),
  * logged once at WARNING (then at FINE), and replaced by a tombstone.
  */
-public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
+public final class InfinispanRecordCache implements ManagedRecordCache {
 
     private static final Logger LOG = Logger.getLogger(InfinispanRecordCache.class.getName());
     /** Longer than any store read that could race with a release or a deletion. */
@@ -44,15 +45,29 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
     /** A tombstone's first byte: no version of {@link RecordBytes} starts with it, so it decodes to no record. */
     private static final byte TOMBSTONE = 0;
 
-    private final Cache<String, byte[]> cache;
+    /** The embedded cache; {@code null} for a remote one. */
+    private final Cache<String, byte[]> embedded;
+    /** Its entries (a remote cache's operations bounded in time). */
+    private final Entries cache;
     private final Clock clock;
     private final LocalCompletionSignals signals;
-    private final WakeUps wakeUps = new WakeUps();
+    /** Stops this cache's listener. */
+    private volatile Runnable unlisten;
+    /** How long a remote cache's listener may stay silent after a write of this node's before it is presumed lost. */
+    static final java.time.Duration SILENCE = java.time.Duration.ofSeconds(5);
+    /** {@link System#nanoTime()} of this node's last write, and of the last event heard (remote caches). */
+    private volatile long lastWrite;
+    private volatile long lastEvent;
+    /** Starts it again (a remote cache's), or {@code null}. */
+    private final java.util.function.Function<InfinispanRecordCache, Runnable> listen;
+    private final String description;
+    private final java.util.function.IntSupplier members;
     private final AtomicLong nonce = new AtomicLong();
     private final ThreadLocal<javax.crypto.Mac> macs;
     /** Whether entries' MACs are checked when read (a shared cache, or keys from a secret). */
     private final boolean verify;
     private final AtomicLong rejected = new AtomicLong();
+    private final AtomicLong relistened = new AtomicLong();
 
     /** With keys of this JVM alone (random): for a cache that no other process reads. */
     public InfinispanRecordCache(Cache<String, byte[]> cache, Clock clock, LocalCompletionSignals signals) {
@@ -62,14 +77,45 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
     /** @param keys the key of the entries' MAC: the same on every node that shares the cache */
     public InfinispanRecordCache(Cache<String, byte[]> cache, Clock clock, LocalCompletionSignals signals, CacheKeys keys) {
         this.macs = ThreadLocal.withInitial(keys::entryMac);
+        CacheMode mode = cache.getCacheConfiguration().clustering().cacheMode();
         // A cache of this JVM alone, with keys of its own, is written by nobody else: checking its MACs would cost
         // every replay an HMAC of the response (about 1.5 us a KiB) and protect against nothing. Entries carry their
         // MAC all the same.
-        this.verify = keys.fromSecret() || cache.getCacheConfiguration().clustering().cacheMode().isClustered();
-        this.cache = cache;
+        this.verify = keys.fromSecret() || mode.isClustered();
+        this.embedded = cache;
+        this.cache = Entries.of(cache);
         this.clock = clock;
         this.signals = signals;
-        cache.addListener(wakeUps);
+        this.description = "an Infinispan cache (" + (mode.isDistributed() ? "clustered, distributed, " + cache.getCacheConfiguration()
+                .clustering().hash().numOwners() + " owners" : mode.isReplicated() ? "clustered, replicated" : "local") + ")";
+        this.members = () -> cache.getCacheManager().getMembers() == null ? 1 : cache.getCacheManager().getMembers().size();
+        // Every node holds every entry of a local or replicated cache, and hears its changes; a distributed cache's
+        // changes are heard on their owners only, unless the listener is clustered (every node hears every change).
+        Object listener = mode.isReplicated() || !mode.isClustered() ? new WakeUps() : new ClusterWakeUps();
+        cache.addListener(listener);
+        this.unlisten = () -> cache.removeListener(listener);
+        this.listen = null;
+    }
+
+    /**
+     * A cache elsewhere (a Hot Rod remote cache): its entries' MACs are always checked.
+     *
+     * @param listen registers the listener that calls {@link #changed(String)} on every change (and
+     *               {@link LocalCompletionSignals#signalAll()} when events may have been missed); returns what stops it
+     */
+    InfinispanRecordCache(Entries remote, String description, java.util.function.IntSupplier members,
+                          java.util.function.Function<InfinispanRecordCache, Runnable> listen, Clock clock,
+                          LocalCompletionSignals signals, CacheKeys keys) {
+        this.macs = ThreadLocal.withInitial(keys::entryMac);
+        this.verify = true;
+        this.embedded = null;
+        this.cache = remote;
+        this.clock = clock;
+        this.signals = signals;
+        this.description = description;
+        this.members = members;
+        this.listen = listen;
+        this.unlisten = listen.apply(this);
     }
 
     @Override
@@ -107,8 +153,7 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         LOG.log(n == 1 ? Level.WARNING : Level.FINE, "Rejected a cache entry ({0} so far): {1}; the store answers instead. "
                 + "Nodes that share the cache need the same idempotency.cache.secret", new Object[] {n, why});
         try {
-            cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
-                    .put(id, tombstone(), TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
+            cache.put(id, tombstone(), TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
         } catch (RuntimeException e) {
             LOG.log(Level.FINE, "Could not replace a rejected cache entry", e);
         }
@@ -130,8 +175,8 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         if (lifespan <= 0) {
             return;
         }
-        cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
-                .put(finished.scopedKey().cacheId(), RecordBytes.encode(finished, macs.get()), lifespan, TimeUnit.MILLISECONDS);
+        cache.put(finished.scopedKey().cacheId(), RecordBytes.encode(finished, macs.get()), lifespan, TimeUnit.MILLISECONDS);
+        wrote();
     }
 
     @Override
@@ -155,8 +200,29 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
      */
     @Override
     public void evict(ScopedKey key) {
-        cache.getAdvancedCache().withFlags(Flag.IGNORE_RETURN_VALUES)
-                .put(key.cacheId(), tombstone(), TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
+        evict(key.cacheId());
+    }
+
+    /** {@link #evict(ScopedKey)} by the key's {@link ScopedKey#cacheId()}. */
+    void evict(String cacheId) {
+        cache.put(cacheId, tombstone(), TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
+        wrote();
+    }
+
+    /** A write of this node's that its own listener must hear of (a put always changes the entry). */
+    private void wrote() {
+        if (listen != null) {
+            lastWrite = System.nanoTime();
+        }
+    }
+
+    /**
+     * A remote cache's listener that has heard nothing for {@link #SILENCE} since a write of this node's, which it
+     * should have heard of: the Hot Rod client drops a listener whose move to another server failed, so it may be gone.
+     */
+    boolean listenerSilent() {
+        long write = lastWrite;
+        return listen != null && write - lastEvent > 0 && System.nanoTime() - write > SILENCE.toNanos();
     }
 
     private byte[] tombstone() {
@@ -168,19 +234,79 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         cache.clear();
     }
 
-    /** Entries held (records and recent tombstones), for tests and operations. */
+    @Override
     public int size() {
         return cache.size();
     }
 
-    /** The underlying cache. */
+    @Override
+    public boolean holds(String cacheId) {
+        return cache.containsKey(cacheId);
+    }
+
+    /** The embedded cache; {@code null} for a remote one. */
     public Cache<String, byte[]> cache() {
-        return cache;
+        return embedded;
+    }
+
+    @Override
+    public boolean shared() {
+        return verify && (embedded == null || embedded.getCacheConfiguration().clustering().cacheMode().isClustered());
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public int members() {
+        return members.getAsInt();
     }
 
     @Override
     public void close() {
-        cache.removeListener(wakeUps);
+        unlisten.run();
+    }
+
+    /** An entry changed (on any node): wakes this node's waiters of its key. */
+    void changed(String id) {
+        lastEvent = System.nanoTime();
+        try {
+            signals.signal(id);
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "Could not wake the waiters of " + id, e);
+        }
+    }
+
+    /**
+     * A remote cache that failed and answers again: its listener is registered anew (the client's own failover may
+     * have lost it), and every waiter of this node looks at its key again (events in between are lost).
+     */
+    void listenAgain() {
+        if (listen == null) {
+            return;
+        }
+        try {
+            unlisten.run();
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "Could not remove the cache's old listener", e);
+        }
+        lastEvent = lastWrite = System.nanoTime();
+        unlisten = listen.apply(this);
+        relistened.incrementAndGet();
+        missedEvents();
+    }
+
+    @Override
+    public long listenerRenewals() {
+        return relistened.get();
+    }
+
+
+    /** Events may have been missed (a listener moved to another server): every waiter of this node looks again. */
+    void missedEvents() {
+        signals.signalAll();
     }
 
     @Listener(observation = Listener.Observation.POST)
@@ -188,12 +314,17 @@ public final class InfinispanRecordCache implements RecordCache, AutoCloseable {
         @CacheEntryCreated
         @CacheEntryModified
         public void changed(CacheEntryEvent<String, byte[]> event) {
-            String id = event.getKey();
-            try {
-                signals.signal(id);
-            } catch (RuntimeException e) {
-                LOG.log(Level.FINE, "Could not wake the waiters of " + id, e);
-            }
+            InfinispanRecordCache.this.changed(event.getKey());
+        }
+    }
+
+    /** As {@link WakeUps}, for a distributed cache: every node hears every change, not only the owners. */
+    @Listener(clustered = true, sync = false, observation = Listener.Observation.POST)
+    public final class ClusterWakeUps {
+        @CacheEntryCreated
+        @CacheEntryModified
+        public void changed(CacheEntryEvent<String, byte[]> event) {
+            InfinispanRecordCache.this.changed(event.getKey());
         }
     }
 }

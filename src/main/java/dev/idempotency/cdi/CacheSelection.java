@@ -4,6 +4,10 @@ import dev.idempotency.ForIdempotency;
 import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.cache.ManagedRecordCache;
+import dev.idempotency.cache.RemoteCaches;
+import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.ConfigKey;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.core.LocalCompletionSignals;
 
@@ -32,10 +36,13 @@ public class CacheSelection {
     Instance<Object> beans;
 
     private EmbeddedCacheManager ownCacheManager;
-    private InfinispanRecordCache recordCache;
+    private ManagedRecordCache recordCache;
 
-    /** The application's cache or cache manager (qualified {@code @ForIdempotency}), else one of our own; {@code null}: none. */
-    InfinispanRecordCache create(GlobalSettings s, Clock clock, LocalCompletionSignals signals) {
+    /**
+     * The application's cache, cache manager or Hot Rod {@code RemoteCacheManager} (qualified {@code @ForIdempotency}),
+     * else one of our own; {@code null}: none.
+     */
+    ManagedRecordCache create(GlobalSettings s, Clock clock, LocalCompletionSignals signals) {
         Instance<Cache<String, byte[]>> own = beans.select(new TypeLiteral<Cache<String, byte[]>>() { }, ForIdempotency.Literal.INSTANCE);
         if (own.isResolvable()) {
             Cache<String, byte[]> cache = own.get();
@@ -43,6 +50,16 @@ public class CacheSelection {
                     keys(s, cache.getCacheConfiguration().clustering().cacheMode().isClustered()));
         }
         EmbeddedCacheManager manager = Lookups.qualified(beans, EmbeddedCacheManager.class);
+        Object remote = manager != null ? null : applicationRemoteCacheManager();
+        if (remote != null || manager == null && s.cacheMode().equals("remote")) {
+            if (RemoteCaches.managerClass() == null) {
+                throw new IdempotencyConfigurationException(ConfigKey.CACHE_MODE.key() + "=remote needs the Hot Rod client: add "
+                        + "org.infinispan:infinispan-client-hotrod (the version of the library's Infinispan, "
+                        + org.infinispan.commons.util.Version.getVersion() + ") to the application");
+            }
+            return recordCache = RemoteCaches.start(s.remoteCache(), remote, s.cacheOwners(), s.cacheMaxEntries(),
+                    keys(s, true), s.allowInsecureTransport(), clock, signals);
+        }
         if (manager == null) {
             if (s.cacheMode().equals("none")) {
                 return null;
@@ -51,18 +68,29 @@ public class CacheSelection {
             CacheKeys keys = keys(s, clustered);
             manager = ownCacheManager = CacheManagers.start(clustered, s.clusterName(), s.nodeId(),
                     s.jgroupsStack().isEmpty() ? null : s.jgroupsStack(), s.bindAddress(), s.bindPort(), s.initialHosts(),
-                    s.cacheMaxEntries(), keys, s.allowInsecureTransport());
+                    s.cacheMaxEntries(), keys, s.allowInsecureTransport(), owners(s));
             if (clustered && keys.fromSecret()) {
                 LOG.log(Level.INFO, s.jgroupsStack().isEmpty()
                         ? "The clustered cache's JGroups stack is encrypted and authenticated (SYM_ENCRYPT, SERIALIZE, AUTH) with {0}; its entries carry a MAC"
                         : "The clustered cache runs the JGroups stack {1} as it is; its entries carry a MAC keyed by {0}",
                         new Object[] {s.cacheSecret().source(), s.jgroupsStack()});
             }
-            return recordCache = new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries()), clock, signals, keys);
+            return recordCache = new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries(), owners(s)), clock, signals, keys);
         }
-        Cache<String, byte[]> cache = CacheManagers.defineCache(manager, s.cacheMaxEntries());
+        Cache<String, byte[]> cache = CacheManagers.defineCache(manager, s.cacheMaxEntries(), owners(s));
         return recordCache = new InfinispanRecordCache(cache, clock, signals,
                 keys(s, cache.getCacheConfiguration().clustering().cacheMode().isClustered()));
+    }
+
+    /** A clustered cache's owners: 0 (replicated) unless {@code idempotency.cache.clustering=distributed}. */
+    private static int owners(GlobalSettings s) {
+        return s.cacheClustering().equals("distributed") ? s.cacheOwners() : 0;
+    }
+
+    /** The application's Hot Rod {@code RemoteCacheManager} (qualified {@code @ForIdempotency}), when the client is here. */
+    private Object applicationRemoteCacheManager() {
+        Class<?> type = RemoteCaches.managerClass();
+        return type == null ? null : Lookups.qualified(beans, type);
     }
 
     /**
@@ -77,10 +105,10 @@ public class CacheSelection {
         if (!shared) {
             return CacheKeys.random();
         }
-        LOG.log(Level.WARNING, "The clustered cache has no idempotency.cache.secret: its entries carry a MAC under a key "
-                + "anyone can derive, and the built-in JGroups stack is not encrypted. Safe on loopback only; set "
-                + "idempotency.cache.secret (or idempotency.cache.keystore) on every node");
-        return CacheKeys.unprotected(s.clusterName());
+        LOG.log(Level.WARNING, "The shared cache has no idempotency.cache.secret: its entries carry a MAC under a key "
+                + "anyone can derive" + (s.cacheMode().equals("remote") ? "" : ", and the built-in JGroups stack is not encrypted")
+                + ". Safe on loopback only; set idempotency.cache.secret (or idempotency.cache.keystore) on every node");
+        return CacheKeys.unprotected(s.cacheMode().equals("remote") ? s.remoteCache().cache() : s.clusterName());
     }
 
 

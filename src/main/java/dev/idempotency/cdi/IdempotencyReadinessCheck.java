@@ -12,7 +12,8 @@ import org.eclipse.microprofile.health.Readiness;
 
 /**
  * MicroProfile Health readiness ({@code idempotency}): the store answers a read, and a clustered cache
- * sees at least {@code idempotency.health.min-members} members. Registered only when MicroProfile Health is
+ * sees at least {@code idempotency.health.min-members} members; a remote cache is reported (reachable or not) but
+ * never takes the node out, since the store answers without it. Registered only when MicroProfile Health is
  * there.
  */
 @Readiness
@@ -37,9 +38,12 @@ public class IdempotencyReadinessCheck implements HealthCheck {
             b.down().withData("store", "DOWN: " + e.getClass().getSimpleName());
         }
         var cache = runtime.recordCache();
-        if (cache != null) {
-            var manager = cache.cache().getCacheManager();
-            int members = manager.getMembers() == null ? 1 : manager.getMembers().size();
+        if (cache != null && cache.members() < 0) {
+            // A cache elsewhere (an Infinispan Server): while it is unreachable the store answers (slower, still
+            // exactly once), so this node stays ready.
+            b.withData("cache", cache.reachable() ? "UP" : "UNREACHABLE: the store answers");
+        } else if (cache != null) {
+            int members = cache.members();
             b.withData("cache-members", members);
             if (members < runtime.settings().healthMinMembers()) {
                 b.down().withData("cache", "DOWN: " + members + " of at least " + runtime.settings().healthMinMembers() + " members");

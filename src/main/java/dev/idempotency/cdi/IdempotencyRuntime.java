@@ -4,7 +4,7 @@ import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.events.IdempotencyEvent;
 import dev.idempotency.metrics.IdempotencyMetrics;
-import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.cache.ManagedRecordCache;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.core.StoreClock;
@@ -66,7 +66,7 @@ public class IdempotencyRuntime {
 
     private volatile IdempotencyEngine engine;
     private final IdempotencyMetrics metrics = new IdempotencyMetrics();
-    private InfinispanRecordCache recordCache;
+    private ManagedRecordCache recordCache;
     private LocalCompletionSignals signals;
     private JsonCodec codec;
     private StoreClock storeClock;
@@ -182,7 +182,7 @@ public class IdempotencyRuntime {
         started.renewLeasesWith(executors.scheduler(), s.leaseRenewalLimit());
         // IdempotencyManager.check's sightings: to the store once a second; a cache of this node's own (not shared
         // by the cluster) answers one for 5 s at most, after which the store answers with every node's sightings.
-        boolean shared = recordCache != null && recordCache.cache().getCacheConfiguration().clustering().cacheMode().isClustered();
+        boolean shared = recordCache != null && recordCache.shared();
         started.recordSightingsWith(executors.scheduler(), SIGHTINGS_FLUSH, shared ? null : SIGHTING_CACHED_AT_MOST);
         storeSelection.beforeStop(() -> lastSightings(started));
         java.util.List<Observability.Publisher> publishers = new java.util.ArrayList<>();
@@ -198,8 +198,7 @@ public class IdempotencyRuntime {
         engine = started;
         purgeSchedule.start(started);
         LOG.log(Level.INFO, "Idempotency started on node {0} with {1} and {2}", new Object[] {s.nodeId(),
-                store.getClass().getSimpleName(), recordCache == null ? "no cache" : "an Infinispan cache ("
-                + (recordCache.cache().getCacheManager().getCacheManagerConfiguration().isClustered() ? "clustered" : "local") + ")"});
+                store.getClass().getSimpleName(), recordCache == null ? "no cache" : recordCache.description()});
     }
 
     /** {@code claim = ATOMIC} where it cannot work fails the deployment, naming the methods and the fix (SPEC A5). */
@@ -245,7 +244,7 @@ public class IdempotencyRuntime {
     }
 
     /** The cache in front of the store, or {@code null} when there is none. */
-    public InfinispanRecordCache recordCache() {
+    public ManagedRecordCache recordCache() {
         engine();
         return recordCache;
     }

@@ -49,6 +49,8 @@ public record GlobalSettings(
         boolean hashKeysAtRest,
         String cacheMode,
         long cacheMaxEntries,
+        String cacheClustering,
+        int cacheOwners,
         String clusterName,
         String jgroupsStack,
         String bindAddress,
@@ -56,6 +58,7 @@ public record GlobalSettings(
         String initialHosts,
         CacheSecret cacheSecret,
         boolean allowInsecureTransport,
+        RemoteCacheSettings remoteCache,
         int healthMinMembers,
         Set<String> enabledRequestTypes,
         Set<String> disabledRequestTypes,
@@ -136,9 +139,11 @@ public record GlobalSettings(
                 r.get(ConfigKey.ANONYMOUS, v -> AnonymousPolicy.parse(ConfigKey.ANONYMOUS.key(), v)),
                 r.get(ConfigKey.EXPIRY_HEADER, v -> v.isBlank() ? "" : ConfigValues.headerName(ConfigKey.EXPIRY_HEADER.key(), v)),
                 r.get(ConfigKey.STORE_KEYS, v -> ConfigValues.oneOf(ConfigKey.STORE_KEYS.key(), v, "plain", "hashed").equals("hashed")),
-                r.get(ConfigKey.CACHE_MODE, v -> ConfigValues.oneOf(ConfigKey.CACHE_MODE.key(), v, "local", "cluster", "none")),
+                r.get(ConfigKey.CACHE_MODE, v -> ConfigValues.oneOf(ConfigKey.CACHE_MODE.key(), v, "local", "cluster", "remote", "none")),
                 r.get(ConfigKey.CACHE_MAX_ENTRIES,
                         v -> (long) ConfigValues.integer(ConfigKey.CACHE_MAX_ENTRIES.key(), v, 1, Integer.MAX_VALUE)),
+                r.get(ConfigKey.CACHE_CLUSTERING, v -> ConfigValues.oneOf(ConfigKey.CACHE_CLUSTERING.key(), v, "replicated", "distributed")),
+                r.get(ConfigKey.CACHE_OWNERS, v -> ConfigValues.integer(ConfigKey.CACHE_OWNERS.key(), v, 1, 32)),
                 r.get(ConfigKey.CACHE_CLUSTER_NAME, String::strip),
                 r.get(ConfigKey.CACHE_JGROUPS_STACK, String::strip),
                 r.get(ConfigKey.CACHE_BIND_ADDRESS, String::strip),
@@ -151,6 +156,7 @@ public record GlobalSettings(
                 }),
                 cacheSecret(config, errors),
                 r.get(ConfigKey.CACHE_ALLOW_INSECURE_TRANSPORT, v -> ConfigValues.bool(ConfigKey.CACHE_ALLOW_INSECURE_TRANSPORT.key(), v)),
+                remoteCache(r),
                 r.get(ConfigKey.HEALTH_MIN_MEMBERS, v -> ConfigValues.integer(ConfigKey.HEALTH_MIN_MEMBERS.key(), v, 1, 1000)),
                 r.get(ConfigKey.REQUEST_TYPES_ENABLED, GlobalSettings::names),
                 r.get(ConfigKey.REQUEST_TYPES_DISABLED, GlobalSettings::names),
@@ -164,6 +170,39 @@ public record GlobalSettings(
                 Map.copyOf(jpa));
         checkTransportSecurity(settings, errors);
         return settings;
+    }
+
+    /** The keys under {@code idempotency.cache.remote.}. */
+    private static RemoteCacheSettings remoteCache(Reader r) {
+        RemoteCacheSettings remote = new RemoteCacheSettings(
+                r.get(ConfigKey.CACHE_REMOTE_SERVERS, v -> RemoteCacheSettings.servers(ConfigKey.CACHE_REMOTE_SERVERS.key(), v)),
+                r.get(ConfigKey.CACHE_REMOTE_CACHE, v -> {
+                    if (v.isBlank()) {
+                        throw new IllegalArgumentException(ConfigKey.CACHE_REMOTE_CACHE.key() + " must name a cache");
+                    }
+                    return v.strip();
+                }),
+                r.get(ConfigKey.CACHE_REMOTE_CREATE, v -> ConfigValues.bool(ConfigKey.CACHE_REMOTE_CREATE.key(), v)),
+                r.get(ConfigKey.CACHE_REMOTE_USERNAME, String::strip),
+                r.get(ConfigKey.CACHE_REMOTE_PASSWORD, v -> v),
+                r.get(ConfigKey.CACHE_REMOTE_REALM, String::strip),
+                r.get(ConfigKey.CACHE_REMOTE_SASL_MECHANISM, v -> v.strip().toUpperCase(java.util.Locale.ROOT)),
+                r.get(ConfigKey.CACHE_REMOTE_TLS, v -> ConfigValues.bool(ConfigKey.CACHE_REMOTE_TLS.key(), v)),
+                r.get(ConfigKey.CACHE_REMOTE_TRUST_STORE, String::strip),
+                r.get(ConfigKey.CACHE_REMOTE_TRUST_STORE_PASSWORD, v -> v),
+                r.get(ConfigKey.CACHE_REMOTE_SNI_HOST, String::strip),
+                r.get(ConfigKey.CACHE_REMOTE_PROPERTIES, String::strip),
+                r.get(ConfigKey.CACHE_REMOTE_NEAR_CACHE, v -> ConfigValues.integer(ConfigKey.CACHE_REMOTE_NEAR_CACHE.key(), v, 0, Integer.MAX_VALUE)),
+                r.get(ConfigKey.CACHE_REMOTE_TIMEOUT, v -> ConfigValues.duration(ConfigKey.CACHE_REMOTE_TIMEOUT.key(), v, false)),
+                r.get(ConfigKey.CACHE_REMOTE_RETRY_INTERVAL, v -> ConfigValues.duration(ConfigKey.CACHE_REMOTE_RETRY_INTERVAL.key(), v, false)),
+                r.get(ConfigKey.CACHE_REMOTE_WAIT_POLL, v -> ConfigValues.duration(ConfigKey.CACHE_REMOTE_WAIT_POLL.key(), v, false)));
+        if (!remote.trustStore().isEmpty() && !new java.io.File(remote.trustStore()).isFile()) {
+            r.errors().add(ConfigKey.CACHE_REMOTE_TRUST_STORE.key() + "=" + remote.trustStore() + " is not a file");
+        }
+        if (!remote.username().isEmpty() && remote.password().isEmpty()) {
+            r.errors().add(ConfigKey.CACHE_REMOTE_USERNAME.key() + " is set without " + ConfigKey.CACHE_REMOTE_PASSWORD.key());
+        }
+        return remote;
     }
 
     /** The cache's secret: {@code idempotency.cache.secret} or a key store's secret key entry; {@code null}: none. */

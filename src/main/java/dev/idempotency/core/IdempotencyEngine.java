@@ -215,8 +215,9 @@ public final class IdempotencyEngine {
                 if (subscription == null || waitLeft <= 0) {
                     throw rejected(key, leaseLeft);
                 }
-                // Woken by the first call's completion or release, or at its lease end (take-over).
-                subscription.await(min(Duration.ofNanos(waitLeft), leaseLeft.plusMillis(1)));
+                // Woken by the first call's completion or release, or at its lease end (take-over); where the cache's
+                // wake-ups can be lost, it looks again after the cache's bound.
+                subscription.await(unwoken(min(Duration.ofNanos(waitLeft), leaseLeft.plusMillis(1))));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IdempotencyException("Interrupted while waiting for the " + key, e);
@@ -888,12 +889,23 @@ public final class IdempotencyEngine {
                 if (r.isPresent() || left <= 0) {
                     return r;
                 }
-                s.await(Duration.ofNanos(left));
+                s.await(unwoken(Duration.ofNanos(left)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return java.util.Optional.empty();
             }
         }
+    }
+
+    /** A wait, cut to the cache's {@link RecordCache#lookAgainAfter()} where its wake-ups can be lost. */
+    private Duration unwoken(Duration wait) {
+        Duration atMost;
+        try {
+            atMost = cache.lookAgainAfter();
+        } catch (RuntimeException e) {
+            atMost = MIN_POLL.multipliedBy(20);
+        }
+        return atMost == null ? wait : min(wait, atMost);
     }
 
     /** How many leased claims this node is renewing now. */

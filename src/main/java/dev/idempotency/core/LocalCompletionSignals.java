@@ -55,6 +55,16 @@ public final class LocalCompletionSignals implements CompletionSignals {
         }
     }
 
+    /**
+     * Wakes every waiter of this JVM, each of which looks at its key again: when completions elsewhere may have gone
+     * unheard (the cache's listener moved to another server).
+     */
+    public void signalAll() {
+        for (String cacheId : java.util.List.copyOf(generations.keySet())) {
+            signal(cacheId);
+        }
+    }
+
     @Override
     public void onSignal(java.util.function.Consumer<String> cacheIds) {
         taps.add(java.util.Objects.requireNonNull(cacheIds, "cacheIds"));

@@ -60,6 +60,16 @@ public interface RecordCache {
         evict(key);
     }
 
+    /**
+     * How long a waiter of this node may wait for this cache's wake-up before it looks at the store itself;
+     * {@code null}: as long as it takes (a completion on any node reaches this node's waiters through the cache, or
+     * the holder's lease ends). A cache whose wake-ups can be lost (a remote one: a completion whose write to the
+     * servers failed, a listener the client dropped, servers out of reach) bounds the wait.
+     */
+    default java.time.Duration lookAgainAfter() {
+        return null;
+    }
+
     /** Forgets everything (after records were deleted in bulk). */
     default void clear() {
     }

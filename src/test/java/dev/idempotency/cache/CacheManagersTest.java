@@ -38,6 +38,8 @@ class CacheManagersTest {
                     org.infinispan.remoting.transport.Transport.class)).getChannel();
             assertThat((Object) channel.getProtocolStack().findProtocol(UDP.class)).as("no multicast stack").isNull();
             assertThat((Object) channel.getProtocolStack().findProtocol(TCP.class)).isNotNull();
+            assertThat(((TCP) channel.getProtocolStack().findProtocol(TCP.class)).tcpNodelay())
+                    .as("Nagle off: a synchronous write does not wait for a delayed ACK").isTrue();
             assertThat((Object) channel.getProtocolStack().findProtocol(TCPPING.class)).isNotNull();
             assertThat(channel.getName()).isEqualTo("node-x");
             Object physical = channel.down(new Event(Event.GET_PHYSICAL_ADDRESS, channel.getAddress()));

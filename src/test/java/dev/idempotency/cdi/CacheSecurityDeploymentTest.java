@@ -95,7 +95,7 @@ class CacheSecurityDeploymentTest {
                 "idempotency.cache.keystore", store.toString(), "idempotency.cache.keystore-password", "changeit"),
                 Greeter.class).initialize()) {
             assertThat(c.select(Greeter.class).get().greet("k", "ada")).isEqualTo("hello ada");
-            var cache = c.select(IdempotencyRuntime.class).get().recordCache();
+            var cache = (dev.idempotency.cache.InfinispanRecordCache) c.select(IdempotencyRuntime.class).get().recordCache();
             JChannel channel = ((JGroupsTransport) org.infinispan.factories.GlobalComponentRegistry.componentOf(
                     cache.cache().getCacheManager(), org.infinispan.remoting.transport.Transport.class)).getChannel();
             assertThat((Object) channel.getProtocolStack().findProtocol(SYM_ENCRYPT.class)).isNotNull();

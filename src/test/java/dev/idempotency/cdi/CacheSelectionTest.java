@@ -54,7 +54,7 @@ class CacheSelectionTest {
         try (WeldContainer c = IdempotencyWeld.weld(Map.of("idempotency.store", "memory"), Greeter.class,
                 ApplicationCacheManager.class).initialize()) {
             c.select(Greeter.class).get().greet("k", "ada");
-            var cache = c.select(IdempotencyRuntime.class).get().recordCache();
+            var cache = (dev.idempotency.cache.InfinispanRecordCache) c.select(IdempotencyRuntime.class).get().recordCache();
             assertThat(cache.cache().getCacheManager().getCacheManagerConfiguration().cacheManagerName()).isEqualTo("the-application's");
             assertThat(ApplicationCacheManager.created.getCacheNames()).contains(CacheManagers.CACHE);
             assertThat(cache.size()).isEqualTo(1);

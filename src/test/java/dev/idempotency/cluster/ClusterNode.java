@@ -7,6 +7,9 @@ import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.cache.ManagedRecordCache;
+import dev.idempotency.cache.RemoteCaches;
+import dev.idempotency.config.RemoteCacheSettings;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
@@ -48,17 +51,24 @@ import java.util.concurrent.TimeUnit;
  * /views          every view this node installed, one a line (members by name)
  * /peek?key=K     what this node's cache holds for K: "absent", or "present" and the response
  * /rejected       cache entries rejected (MAC or scope) so far
+ * /load?kind=replay|new&amp;seconds=S&amp;threads=T[&amp;keys=P&amp;count=K]
+ *                 a closed loop of T threads for S seconds (ScalingRun): replays of the K finished keys P-0..P-(K-1),
+ *                 or first requests of new keys; answers "ops=N meanNanos=M p50Nanos=A p99Nanos=B"
  * </pre>
  *
  * Arguments: node name, JGroups port, initial hosts, lease in milliseconds, and optionally the cluster's secret
  * ({@code idempotency.cache.secret}; without it the stack is the plain one, allowed on loopback).
+ *
+ * <p>The system property {@code idempotency.test.cache} chooses the cache: {@code replicated} (the default),
+ * {@code distributed:<owners>} (both over JGroups, as above), {@code local} (this JVM's alone), or {@code remote:<host:port;host:port>} (an Infinispan
+ * Server cluster over Hot Rod; the JGroups arguments are then unused).
  */
 public final class ClusterNode {
 
     private final String name;
     private final JtaEnvironment env;
     private final EmbeddedCacheManager manager;
-    private final InfinispanRecordCache cache;
+    private final ManagedRecordCache cache;
     private final IdempotencyEngine engine;
     private final Policy reject;
     private final Policy wait;
@@ -78,16 +88,35 @@ public final class ClusterNode {
         env = new JtaEnvironment(TestDatabase.POSTGRES, Map.of("hibernate.generate_statistics", "true"));
         CacheKeys keys = secret == null ? CacheKeys.unprotected("idempotency-cluster-test")
                 : CacheKeys.of(secret.getBytes(StandardCharsets.UTF_8));
-        manager = CacheManagers.start(true, "idempotency-cluster-test", name, null, "127.0.0.1", port, initialHosts, 10_000,
-                keys, false);
-        manager.addListener(new Views());
-        views.add(String.valueOf(manager.getMembers()));
+        String kind = System.getProperty("idempotency.test.cache", "replicated");
         LocalCompletionSignals signals = new LocalCompletionSignals();
-        cache = new InfinispanRecordCache(CacheManagers.defineCache(manager, 10_000), Clock.systemUTC(), signals, keys);
+        if (kind.startsWith("remote:")) {
+            manager = null;
+            cache = RemoteCaches.start(remote(kind.substring("remote:".length())), null, 2, 10_000, keys, false,
+                    Clock.systemUTC(), signals);
+        } else {
+            int owners = kind.startsWith("distributed:") ? Integer.parseInt(kind.substring("distributed:".length())) : 0;
+            manager = CacheManagers.start(!kind.equals("local"), "idempotency-cluster-test", name, null, "127.0.0.1", port,
+                    initialHosts, 10_000, keys, false, owners);
+            manager.addListener(new Views());
+            views.add(String.valueOf(manager.getMembers()));
+            cache = new InfinispanRecordCache(CacheManagers.defineCache(manager, 10_000, owners), Clock.systemUTC(), signals, keys);
+        }
         engine = new IdempotencyEngine(env.store, Clock.systemUTC(), name, env.bridge(), signals,
                 Executors.newCachedThreadPool(), Duration.ofSeconds(30), cache);
         reject = new Policy(Duration.ofHours(1), Duration.ofMillis(leaseMillis), false, Duration.ZERO);
         wait = new Policy(Duration.ofHours(1), Duration.ofMillis(leaseMillis), true, Duration.ofSeconds(60));
+    }
+
+    /**
+     * The library's defaults for a remote cache on these servers, with a short retry interval for the tests, and a
+     * wait poll of 45 s: longer than the 30 s a test gives a waiter to be woken, so that only the servers' event can
+     * wake it in time.
+     */
+    static RemoteCacheSettings remote(String servers) {
+        return new RemoteCacheSettings(RemoteCacheSettings.servers("servers", servers), "idempotency-records", true, "", "",
+                "default", "SCRAM-SHA-512", false, "", "", "", "", 0, Duration.ofSeconds(2), Duration.ofSeconds(1),
+                Duration.ofSeconds(45));
     }
 
     public static void main(String[] args) throws Exception {
@@ -114,15 +143,19 @@ public final class ClusterNode {
                     yield "released";
                 }
                 case "/statements" -> String.valueOf(env.statements());
-                case "/members" -> String.valueOf(manager.getMembers() == null ? 1 : manager.getMembers().size());
+                case "/members" -> String.valueOf(manager == null ? cache.members() : manager.getMembers() == null ? 1 : manager.getMembers().size());
+                case "/reachable" -> String.valueOf(cache.reachable());
+                case "/relistened" -> String.valueOf(cache.listenerRenewals());
                 case "/views" -> String.join("\n", views);
                 case "/peek" -> cache.get(new ScopedKey("cluster", "anonymous", q.get("key")))
                         .map(r -> "present " + new String(r.response(), StandardCharsets.UTF_8))
-                        .orElse(cache.cache().containsKey(new ScopedKey("cluster", "anonymous", q.get("key")).cacheId())
+                        .orElse(cache.holds(new ScopedKey("cluster", "anonymous", q.get("key")).cacheId())
                                 ? "no-record" : "absent");
-                case "/rejected" -> String.valueOf(cache.rejectedEntries());
+                case "/rejected" -> String.valueOf(((InfinispanRecordCache) cache).rejectedEntries());
+                case "/load" -> load(q.get("kind"), Integer.parseInt(q.get("seconds")), Integer.parseInt(q.get("threads")),
+                        q.get("keys"), Integer.parseInt(q.getOrDefault("count", "0")));
                 case "/flush" -> {
-                    cache.cache().clear();
+                    cache.clear();
                     yield "flushed";
                 }
                 default -> "unknown";
@@ -174,6 +207,73 @@ public final class ClusterNode {
             }
             throw e;
         }
+    }
+
+    /**
+     * A closed loop for the scaling measurements: every thread runs requests back to back until the time is up. Every
+     * request's time goes into a log-linear histogram (16 steps per power of two: percentiles within 6 %).
+     */
+    private String load(String kind, int seconds, int threads, String keys, int count) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        java.util.List<java.util.concurrent.Future<long[]>> results = new java.util.ArrayList<>();
+        java.util.concurrent.ExecutorService pool = Executors.newFixedThreadPool(threads);
+        String prefix = name + "-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        try {
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                results.add(pool.submit(() -> {
+                    long[] h = new long[64 * 16 + 2]; // the histogram, then the count and the sum
+                    java.util.Random random = new java.util.Random(thread);
+                    for (long n = 0; System.nanoTime() < end; n++) {
+                        String key = kind.equals("replay") ? keys + "-" + random.nextInt(count) : prefix + "-" + thread + "-" + n;
+                        long started = System.nanoTime();
+                        String answer = run(key, false, false, null);
+                        long took = Math.max(1, System.nanoTime() - started);
+                        if (!answer.equals(kind.equals("replay") ? "replayed" : "executed")) {
+                            throw new IllegalStateException(key + ": " + answer);
+                        }
+                        h[bucket(took)]++;
+                        h[h.length - 2]++;
+                        h[h.length - 1] += took;
+                    }
+                    return h;
+                }));
+            }
+            long[] all = new long[64 * 16 + 2];
+            for (java.util.concurrent.Future<long[]> f : results) {
+                long[] r = f.get();
+                for (int i = 0; i < all.length; i++) {
+                    all[i] += r[i];
+                }
+            }
+            long ops = all[all.length - 2];
+            return ops == 0 ? "ops=0" : "ops=" + ops + " meanNanos=" + all[all.length - 1] / ops
+                    + " p50Nanos=" + percentile(all, ops, 0.50) + " p99Nanos=" + percentile(all, ops, 0.99);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** The bucket of a time: its power of two, and the next four bits. */
+    static int bucket(long nanos) {
+        int power = 63 - Long.numberOfLeadingZeros(nanos);
+        int fraction = power < 4 ? 0 : (int) ((nanos >>> (power - 4)) & 15);
+        return power * 16 + fraction;
+    }
+
+    /** The upper bound of the bucket that holds the {@code q} quantile. */
+    static long percentile(long[] h, long ops, double q) {
+        long seen = 0;
+        long wanted = (long) Math.ceil(ops * q);
+        for (int b = 0; b < h.length - 2; b++) {
+            seen += h[b];
+            if (seen >= wanted) {
+                int power = b / 16;
+                int fraction = b % 16;
+                return power < 4 ? 1L << (power + 1) : (16L + fraction + 1) << (power - 4);
+            }
+        }
+        return -1;
     }
 
     private static Map<String, String> query(URI uri) {

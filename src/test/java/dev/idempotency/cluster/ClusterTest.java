@@ -156,6 +156,40 @@ class ClusterTest {
         assertThat(effects(key)).isEqualTo(1);
     }
 
+    /**
+     * {@code idempotency.cache.clustering=distributed}: three nodes, each entry on one owner, so that most nodes read a
+     * finished key from another node and hear of a completion through a clustered listener, not their own copy.
+     */
+    @Test
+    void distributedWithOneOwnerRunsOnceAnswersEveryNodeWithoutSqlAndWakesNonOwners() throws Exception {
+        List<String> distributed = List.of("-Didempotency.test.cache=distributed:1");
+        Node one = processes.start("node-1", 7911, HOSTS, LEASE_MILLIS, distributed);
+        Node two = processes.start("node-2", 7912, HOSTS, LEASE_MILLIS, distributed);
+        Node three = processes.start("node-3", 7913, HOSTS, LEASE_MILLIS, distributed);
+        awaitMembers(3);
+        List<Node> all = List.of(one, two, three);
+
+        String raced = "dist-raced-" + UUID.randomUUID();
+        List<CompletableFuture<String>> answers = new ArrayList<>();
+        for (int i = 0; i < 48; i++) {
+            answers.add(getAsync(all.get(i % 3), "run?key=" + raced));
+        }
+        int executed = 0;
+        for (CompletableFuture<String> a : answers) {
+            String answer = a.get(120, TimeUnit.SECONDS);
+            assertThat(answer).isIn("executed", "replayed", "conflict");
+            executed += answer.equals("executed") ? 1 : 0;
+        }
+        assertThat(executed).isEqualTo(1);
+        assertThat(effects(raced)).isEqualTo(1);
+        processes.assertReplayedWithoutSql(all, raced);
+
+        // Waiters on nodes 2 and 3, woken by node 1's completion.
+        String awaited = "dist-awaited-" + UUID.randomUUID();
+        processes.assertWokenByTheCompletion(one, List.of(two, three), awaited, LEASE_MILLIS / 2, () -> awaitClaimed(awaited));
+        assertThat(effects(awaited)).isEqualTo(1);
+    }
+
     /** Until the key's record exists, claimed by some node (the claim commits before the operation runs). */
     static void awaitClaimed(String key) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);

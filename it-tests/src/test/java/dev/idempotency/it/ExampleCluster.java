@@ -32,7 +32,7 @@ import java.util.regex.Pattern;
  * test JVM: the first test that asks for it ({@link Extension}) starts them, JUnit's root store keeps them for
  * the other test classes and stops them when every test has run (SIGTERM, then SIGKILL after a minute).
  *
- * <p>The nodes reach PostgreSQL through a {@link StoreProxy} in this JVM ({@code PGPORT} is its port), so that
+ * <p>The nodes reach PostgreSQL through a {@link dev.idempotency.testing.TcpProxy} in this JVM ({@code PGPORT} is its port), so that
  * a test can make the store unreachable; the tests themselves count rows directly ({@link #database()}).
  * A node can be killed (SIGKILL of its JVM: {@code example/node} {@code exec}s java) and started again; each
  * start's output goes to {@code target/cluster-logs/node-N-S.log}.
@@ -45,7 +45,7 @@ import java.util.regex.Pattern;
 final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
 
     /** The library's start-up line when its cache is clustered. */
-    static final String CLUSTERED = "with JpaIdempotencyStore and an Infinispan cache (clustered)";
+    static final String CLUSTERED = "with JpaIdempotencyStore and an Infinispan cache (clustered, replicated)";
     /** Infinispan's line for a new view, or a merged one: "... (2) [example-node-1, example-node-2]". */
     static final Pattern VIEW = Pattern.compile("ISPN00009[34]: .*?\\((\\d+)\\) \\[([^\\]]*)\\]");
     /** Infinispan's line when it builds its own default JGroups stack instead of using the library's. */
@@ -59,7 +59,7 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
 
     final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
-    final StoreProxy proxy;
+    final dev.idempotency.testing.TcpProxy proxy;
     private final Node[] nodes = {new Node(1), new Node(2)};
     private final String pgHost = env("PGHOST", "127.0.0.1");
     private final int pgPort = Integer.parseInt(env("PGPORT", "5432"));
@@ -68,7 +68,7 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
     private final String pgPassword = env("PGPASSWORD", "postgres");
 
     private ExampleCluster() throws IOException {
-        proxy = new StoreProxy(pgHost, pgPort);
+        proxy = new dev.idempotency.testing.TcpProxy(pgHost, pgPort);
         Files.createDirectories(LOGS);
     }
 

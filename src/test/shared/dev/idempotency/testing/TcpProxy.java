@@ -1,4 +1,4 @@
-package dev.idempotency.it;
+package dev.idempotency.testing;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,12 +12,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A TCP proxy in the test JVM between the nodes and PostgreSQL, so that a test can make the store unreachable:
- * {@link #cut()} closes every open connection and, until {@link #restore()}, accepts new ones only to close
- * them at once (the driver's connection attempt fails, as against a database that is down). Plain sockets,
- * two threads per connection (one per direction).
+ * A TCP proxy on loopback in the test JVM, so that a test can cut the network to a server (a database, an Infinispan
+ * Server) and restore it: {@link #cut()} closes every open connection and, until {@link #restore()}, accepts new ones
+ * only to close them at once (a client's connection attempt fails, as against a server that is down). Plain sockets,
+ * two threads per connection (one per direction). Shared by the root build's tests and the in-server tests
+ * (src/test/shared, a test source directory of both).
  */
-final class StoreProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
 
     private final InetSocketAddress upstream;
     private final ServerSocket server;
@@ -25,45 +26,64 @@ final class StoreProxy implements AutoCloseable {
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong refused = new AtomicLong();
     private volatile boolean cut;
+    /** Connections held open in silence ({@link #stall()}): closed at {@link #restore()}. */
+    private final Set<Socket> silenced = ConcurrentHashMap.newKeySet();
+    private volatile boolean stalled;
     private volatile boolean closed;
 
-    StoreProxy(String upstreamHost, int upstreamPort) throws IOException {
+    public TcpProxy(String upstreamHost, int upstreamPort) throws IOException {
         this.upstream = new InetSocketAddress(upstreamHost, upstreamPort);
         this.server = new ServerSocket(0, 200, InetAddress.getLoopbackAddress());
-        Thread acceptor = new Thread(this::acceptLoop, "store-proxy-accept");
+        Thread acceptor = new Thread(this::acceptLoop, "tcp-proxy-accept");
         acceptor.setDaemon(true);
         acceptor.start();
     }
 
-    /** The port the nodes connect to. */
-    int port() {
+    /** The port clients connect to. */
+    public int port() {
         return server.getLocalPort();
     }
 
     /** Closes every open connection; new ones are closed as soon as they are accepted. */
-    void cut() {
+    public void cut() {
         cut = true;
         for (Socket s : open) {
             closeQuietly(s);
         }
     }
 
-    /** Connections go through again. */
-    void restore() {
-        cut = false;
+    /**
+     * A server that has stopped answering (a network black hole): open connections stay open and carry nothing any
+     * more, new ones are accepted and held open, and nothing reaches the server, until {@link #restore()}.
+     */
+    public void stall() {
+        stalled = true;
+        silenced.addAll(open);
     }
 
-    boolean isCut() {
+    /** Connections go through again; those held in silence by {@link #stall()} are closed (as a reset). */
+    public void restore() {
+        cut = false;
+        if (stalled) {
+            stalled = false;
+            for (Socket s : silenced) {
+                closeQuietly(s);
+            }
+            silenced.clear();
+        }
+    }
+
+    public boolean isCut() {
         return cut;
     }
 
-    /** Connections passed to the database. */
-    long accepted() {
+    /** Connections passed to the server. */
+    public long accepted() {
         return accepted.get();
     }
 
     /** Connections closed at once while cut. */
-    long refused() {
+    public long refused() {
         return refused.get();
     }
 
@@ -92,25 +112,30 @@ final class StoreProxy implements AutoCloseable {
                 closeQuietly(client);
                 continue;
             }
-            Socket db = new Socket();
+            if (stalled) {
+                silenced.add(client);
+                open.add(client);
+                continue;
+            }
+            Socket upstreamSocket = new Socket();
             try {
-                db.connect(upstream, 5_000);
+                upstreamSocket.connect(upstream, 5_000);
                 client.setTcpNoDelay(true);
-                db.setTcpNoDelay(true);
+                upstreamSocket.setTcpNoDelay(true);
             } catch (IOException e) {
                 closeQuietly(client);
-                closeQuietly(db);
+                closeQuietly(upstreamSocket);
                 continue;
             }
             open.add(client);
-            open.add(db);
+            open.add(upstreamSocket);
             accepted.incrementAndGet();
-            pump(client, db);
-            pump(db, client);
+            pump(client, upstreamSocket);
+            pump(upstreamSocket, client);
             if (cut) {
                 // cut() may have run between the check above and the registration
                 closeQuietly(client);
-                closeQuietly(db);
+                closeQuietly(upstreamSocket);
             }
         }
     }
@@ -122,8 +147,10 @@ final class StoreProxy implements AutoCloseable {
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buffer)) >= 0) {
-                    out.write(buffer, 0, n);
-                    out.flush();
+                    if (!stalled) {
+                        out.write(buffer, 0, n);
+                        out.flush();
+                    }
                 }
             } catch (IOException e) {
                 // closed, by either side or by cut()
@@ -133,7 +160,7 @@ final class StoreProxy implements AutoCloseable {
                 open.remove(from);
                 open.remove(to);
             }
-        }, "store-proxy-pump");
+        }, "tcp-proxy-pump");
         t.setDaemon(true);
         t.start();
     }
