@@ -55,18 +55,7 @@ import java.util.logging.Logger;
 public final class RemoteCaches {
 
     private static final Logger LOG = Logger.getLogger(RemoteCaches.class.getName());
-    static final String CLIENT_CLASS = "org.infinispan.client.hotrod.RemoteCacheManager";
-
     private RemoteCaches() {
-    }
-
-    /** The Hot Rod client's {@code RemoteCacheManager} class, or {@code null} when it is not on the class path. */
-    public static Class<?> managerClass() {
-        try {
-            return Class.forName(CLIENT_CLASS, false, RemoteCaches.class.getClassLoader());
-        } catch (ClassNotFoundException | LinkageError e) {
-            return null;
-        }
     }
 
     /**

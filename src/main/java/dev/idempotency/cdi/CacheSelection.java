@@ -4,6 +4,7 @@ import dev.idempotency.ForIdempotency;
 import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.cache.HotRodClient;
 import dev.idempotency.cache.ManagedRecordCache;
 import dev.idempotency.cache.RemoteCaches;
 import dev.idempotency.IdempotencyConfigurationException;
@@ -52,7 +53,7 @@ public class CacheSelection {
         EmbeddedCacheManager manager = Lookups.qualified(beans, EmbeddedCacheManager.class);
         Object remote = manager != null ? null : applicationRemoteCacheManager();
         if (remote != null || manager == null && s.cacheMode().equals("remote")) {
-            if (RemoteCaches.managerClass() == null) {
+            if (HotRodClient.managerClass() == null) {
                 throw new IdempotencyConfigurationException(ConfigKey.CACHE_MODE.key() + "=remote needs the Hot Rod client: add "
                         + "org.infinispan:infinispan-client-hotrod (the version of the library's Infinispan, "
                         + org.infinispan.commons.util.Version.getVersion() + ") to the application");
@@ -89,7 +90,7 @@ public class CacheSelection {
 
     /** The application's Hot Rod {@code RemoteCacheManager} (qualified {@code @ForIdempotency}), when the client is here. */
     private Object applicationRemoteCacheManager() {
-        Class<?> type = RemoteCaches.managerClass();
+        Class<?> type = HotRodClient.managerClass();
         return type == null ? null : Lookups.qualified(beans, type);
     }
 

@@ -19,6 +19,7 @@ import dev.idempotency.spi.Ticket;
 import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;
 
+import org.HdrHistogram.Histogram;
 import org.infinispan.manager.EmbeddedCacheManager;
 import org.infinispan.notifications.Listener;
 import org.infinispan.notifications.cachemanagerlistener.annotation.ViewChanged;
@@ -211,69 +212,42 @@ public final class ClusterNode {
 
     /**
      * A closed loop for the scaling measurements: every thread runs requests back to back until the time is up. Every
-     * request's time goes into a log-linear histogram (16 steps per power of two: percentiles within 6 %).
+     * request's time goes into an HdrHistogram (3 significant digits).
      */
     private String load(String kind, int seconds, int threads, String keys, int count) throws Exception {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        java.util.List<java.util.concurrent.Future<long[]>> results = new java.util.ArrayList<>();
+        java.util.List<java.util.concurrent.Future<Histogram>> results = new java.util.ArrayList<>();
         java.util.concurrent.ExecutorService pool = Executors.newFixedThreadPool(threads);
         String prefix = name + "-" + java.util.UUID.randomUUID().toString().substring(0, 8);
         try {
             for (int t = 0; t < threads; t++) {
                 int thread = t;
                 results.add(pool.submit(() -> {
-                    long[] h = new long[64 * 16 + 2]; // the histogram, then the count and the sum
+                    Histogram h = new Histogram(3);
                     java.util.Random random = new java.util.Random(thread);
                     for (long n = 0; System.nanoTime() < end; n++) {
                         String key = kind.equals("replay") ? keys + "-" + random.nextInt(count) : prefix + "-" + thread + "-" + n;
                         long started = System.nanoTime();
                         String answer = run(key, false, false, null);
-                        long took = Math.max(1, System.nanoTime() - started);
+                        long took = System.nanoTime() - started;
                         if (!answer.equals(kind.equals("replay") ? "replayed" : "executed")) {
                             throw new IllegalStateException(key + ": " + answer);
                         }
-                        h[bucket(took)]++;
-                        h[h.length - 2]++;
-                        h[h.length - 1] += took;
+                        h.recordValue(took);
                     }
                     return h;
                 }));
             }
-            long[] all = new long[64 * 16 + 2];
-            for (java.util.concurrent.Future<long[]> f : results) {
-                long[] r = f.get();
-                for (int i = 0; i < all.length; i++) {
-                    all[i] += r[i];
-                }
+            Histogram all = new Histogram(3);
+            for (java.util.concurrent.Future<Histogram> f : results) {
+                all.add(f.get());
             }
-            long ops = all[all.length - 2];
-            return ops == 0 ? "ops=0" : "ops=" + ops + " meanNanos=" + all[all.length - 1] / ops
-                    + " p50Nanos=" + percentile(all, ops, 0.50) + " p99Nanos=" + percentile(all, ops, 0.99);
+            long ops = all.getTotalCount();
+            return ops == 0 ? "ops=0" : "ops=" + ops + " meanNanos=" + Math.round(all.getMean())
+                    + " p50Nanos=" + all.getValueAtPercentile(50) + " p99Nanos=" + all.getValueAtPercentile(99);
         } finally {
             pool.shutdownNow();
         }
-    }
-
-    /** The bucket of a time: its power of two, and the next four bits. */
-    static int bucket(long nanos) {
-        int power = 63 - Long.numberOfLeadingZeros(nanos);
-        int fraction = power < 4 ? 0 : (int) ((nanos >>> (power - 4)) & 15);
-        return power * 16 + fraction;
-    }
-
-    /** The upper bound of the bucket that holds the {@code q} quantile. */
-    static long percentile(long[] h, long ops, double q) {
-        long seen = 0;
-        long wanted = (long) Math.ceil(ops * q);
-        for (int b = 0; b < h.length - 2; b++) {
-            seen += h[b];
-            if (seen >= wanted) {
-                int power = b / 16;
-                int fraction = b % 16;
-                return power < 4 ? 1L << (power + 1) : (16L + fraction + 1) << (power - 4);
-            }
-        }
-        return -1;
     }
 
     private static Map<String, String> query(URI uri) {
