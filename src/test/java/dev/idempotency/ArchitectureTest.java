@@ -68,6 +68,31 @@ class ArchitectureTest {
                 .check(library);
     }
 
+    /**
+     * The Hot Rod client is an optional dependency: only {@code idempotency.cache.mode=remote} may load a class that
+     * names it. So only RemoteCaches (and its listener) name the client, and outside the cache package nobody calls
+     * RemoteCaches but to start that mode ({@link dev.idempotency.cache.HotRodClient} says whether the client is here).
+     * Every deployment without the client once failed when a check of its presence lived in RemoteCaches.
+     */
+    @Test
+    void theOptionalHotRodClientIsLoadedOnlyInRemoteMode() {
+        String remoteCaches = dev.idempotency.cache.RemoteCaches.class.getName();
+        noClasses().that().doNotHaveFullyQualifiedName(remoteCaches)
+                .and().haveNameNotMatching(java.util.regex.Pattern.quote(remoteCaches) + "\\$.*")
+                .should().dependOnClassesThat().resideInAPackage("org.infinispan.client.hotrod..")
+                .because("the Hot Rod client is optional: the other cache modes run without it")
+                .check(library);
+        noClasses().that().resideOutsideOfPackage("dev.idempotency.cache")
+                .should().callMethodWhere(com.tngtech.archunit.core.domain.JavaCall.Predicates.target(
+                        com.tngtech.archunit.core.domain.properties.HasOwner.Predicates.With.owner(
+                                com.tngtech.archunit.core.domain.properties.HasName.Predicates.name(remoteCaches)))
+                        .and(com.tngtech.archunit.core.domain.JavaCall.Predicates.target(
+                                com.tngtech.archunit.base.DescribedPredicate.not(
+                                        com.tngtech.archunit.core.domain.properties.HasName.Predicates.name("start")))))
+                .because("loading RemoteCaches loads the Hot Rod client: only the remote mode's start may")
+                .check(library);
+    }
+
     @Test
     void noCirclesBetweenPackages() {
         slices().assignedFrom(new SliceAssignment() {
