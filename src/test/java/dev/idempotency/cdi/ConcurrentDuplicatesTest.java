@@ -73,9 +73,20 @@ class ConcurrentDuplicatesTest {
         }
     }
 
+    /**
+     * Threads of the test's own: a call here blocks until the test lets it go, and the common pool may have a single
+     * worker (two cores; since JDK 25 CompletableFuture uses it even then), which the first call would keep.
+     */
+    final java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors.newCachedThreadPool();
+
+    @org.junit.jupiter.api.AfterEach
+    void stopCallers() {
+        callers.shutdownNow();
+    }
+
     @Test
     void aDuplicateIsRejectedWithRetryAfterWhileTheFirstRuns() throws Exception {
-        CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> call(() -> slow.reject("k")));
+        CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> call(() -> slow.reject("k")), callers);
         assertThat(slow.awaitEntered()).isTrue();
         assertThatThrownBy(() -> slow.reject("k"))
                 .isInstanceOfSatisfying(IdempotencyInProgressException.class, e -> {
@@ -90,9 +101,9 @@ class ConcurrentDuplicatesTest {
 
     @Test
     void aWaitingDuplicateGetsTheFirstResult() throws Exception {
-        CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> call(() -> slow.await("k")));
+        CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> call(() -> slow.await("k")), callers);
         assertThat(slow.awaitEntered()).isTrue();
-        CompletableFuture<String> second = CompletableFuture.supplyAsync(() -> call(() -> slow.await("k")));
+        CompletableFuture<String> second = CompletableFuture.supplyAsync(() -> call(() -> slow.await("k")), callers);
         // Released only once the duplicate is seen waiting: a duplicate that came after the first finished
         // would replay without ever having waited.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);

@@ -67,14 +67,24 @@ class SecureClusterTest {
 
         // Two strangers at once: no secret (a plain stack, as allowed on loopback), and a wrong one. Each tries to join
         // through the same initial hosts until GMS gives up and it becomes a cluster of one: then it serves.
-        CompletableFuture<Node> plain = CompletableFuture.supplyAsync(() -> start("stranger-plain", 7933));
-        CompletableFuture<Node> wrong = CompletableFuture.supplyAsync(
-                () -> start("stranger-wrong", 7934, "a wrong secret, also 32 characters or more long"));
-        Node strangerPlain = plain.get(150, TimeUnit.SECONDS);
-        Node strangerWrong = wrong.get(150, TimeUnit.SECONDS);
+        // Two threads of the test's own: each start blocks for up to a minute, and the common pool may have a single
+        // worker (two cores; since JDK 25 CompletableFuture uses it even then), which would start them one by one.
+        java.util.concurrent.ExecutorService starters = java.util.concurrent.Executors.newFixedThreadPool(2);
+        Node strangerPlain;
+        Node strangerWrong;
+        try {
+            CompletableFuture<Node> plain = CompletableFuture.supplyAsync(() -> start("stranger-plain", 7933), starters);
+            CompletableFuture<Node> wrong = CompletableFuture.supplyAsync(
+                    () -> start("stranger-wrong", 7934, "a wrong secret, also 32 characters or more long"), starters);
+            strangerPlain = plain.get(150, TimeUnit.SECONDS);
+            strangerWrong = wrong.get(150, TimeUnit.SECONDS);
+        } finally {
+            starters.shutdown();
+        }
 
         for (Node stranger : List.of(strangerPlain, strangerWrong)) {
-            assertThat(processes.get(stranger, "members")).as(stranger.name() + " is alone").isEqualTo("1");
+            assertThat(processes.get(stranger, "members")).as(stranger.name() + " is alone; the views it installed: "
+                    + processes.get(stranger, "views")).isEqualTo("1");
             assertThat(processes.get(stranger, "views").lines().toList()).as("every view " + stranger.name() + " installed")
                     .allSatisfy(v -> assertThat(v).doesNotContain("node-1").doesNotContain("node-2"));
             // It holds no entry of the cluster's: the replicated cache never reached it.
