@@ -4,6 +4,7 @@ import dev.idempotency.ForIdempotency;
 import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.spi.IdempotencyStore;
+import dev.idempotency.store.jpa.BoundedDataSource;
 import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
 import dev.idempotency.store.jpa.JpaIdempotencyStore;
 import dev.idempotency.store.jpa.JpaSchema;
@@ -41,6 +42,7 @@ public class StoreSelection {
     ManagedExecutors executors;
 
     private EntityManagerFactory ownEmf;
+    private BoundedDataSource bounded;
 
     /**
      * The application's own {@link IdempotencyStore} bean, else the in-memory store or the JPA store by configuration
@@ -73,6 +75,9 @@ public class StoreSelection {
                         + "EntityManagerFactory bean, no idempotency.persistence-unit, and no data source at " + s.datasource()
                         + ". Set one of those, or idempotency.store=memory");
             }
+            // Every connection the store takes, its JDBC statements' and its JPA provider's, waits at most the library's bound.
+            bounded = new BoundedDataSource(ds, s.connectionTimeout());
+            ds = bounded;
             DataSource schemaSource = ds;
             // The store starts on first use, which may be inside a container transaction (a message-driven bean's
             // onMessage): the schema's statements and the database's name are read on a thread of their own, outside
@@ -135,6 +140,9 @@ public class StoreSelection {
         beforeStop.clear();
         if (ownEmf != null && ownEmf.isOpen()) {
             ownEmf.close();
+        }
+        if (bounded != null) {
+            bounded.close();
         }
     }
 }

@@ -33,6 +33,7 @@ public record GlobalSettings(
         String datasource,
         String schema,
         Duration lockTimeout,
+        Duration connectionTimeout,
         ClaimMode claim,
         Duration claimLockTimeout,
         Duration purgeInterval,
@@ -118,6 +119,7 @@ public record GlobalSettings(
                 r.get(ConfigKey.SCHEMA, v -> ConfigValues.oneOf(ConfigKey.SCHEMA.key(), v, "create", "update", "validate", "none")
                         .replace("update", "create")),
                 r.get(ConfigKey.LOCK_TIMEOUT, v -> ConfigValues.duration(ConfigKey.LOCK_TIMEOUT.key(), v, true)),
+                r.get(ConfigKey.CONNECTION_TIMEOUT, v -> ConfigValues.duration(ConfigKey.CONNECTION_TIMEOUT.key(), v, false)),
                 r.get(ConfigKey.CLAIM, v -> claimMode(ConfigKey.CLAIM.key(), v)),
                 r.get(ConfigKey.CLAIM_LOCK_TIMEOUT, v -> ConfigValues.duration(ConfigKey.CLAIM_LOCK_TIMEOUT.key(), v, true)),
                 r.get(ConfigKey.PURGE_INTERVAL, v -> ConfigValues.duration(ConfigKey.PURGE_INTERVAL.key(), v, false)),

@@ -82,12 +82,19 @@ public final class JtaEnvironment implements AutoCloseable {
 
     public static AgroalDataSource dataSource(String url, String user, String password, TransactionManager tm,
                                               TransactionSynchronizationRegistry tsr, int poolSize, boolean counting) {
+        return dataSource(url, user, password, tm, tsr, poolSize, counting, Duration.ofSeconds(poolSize == 48 ? 30 : 10));
+    }
+
+    /** @param acquisitionTimeout how long the pool lets a caller wait for a connection */
+    public static AgroalDataSource dataSource(String url, String user, String password, TransactionManager tm,
+                                              TransactionSynchronizationRegistry tsr, int poolSize, boolean counting,
+                                              Duration acquisitionTimeout) {
         try {
             return AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
                     .metricsEnabled(true)
                     .connectionPoolConfiguration(pool -> pool
                             .maxSize(poolSize)
-                            .acquisitionTimeout(Duration.ofSeconds(poolSize == 48 ? 30 : 10))
+                            .acquisitionTimeout(acquisitionTimeout)
                             .transactionIntegration(new NarayanaTransactionIntegration(tm, tsr))
                             .connectionFactoryConfiguration(cf -> {
                                 cf.jdbcUrl(counting ? CountingDriver.PREFIX + url : url)
