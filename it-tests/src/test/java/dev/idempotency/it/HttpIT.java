@@ -98,6 +98,39 @@ class HttpIT extends ServerIT {
         assertThat(stat("charges")).isEqualTo(charges);
     }
 
+    /**
+     * "Always answers": three times as many slow first requests as the server's pool has connections (each profile
+     * gives its default data source a pool of {@code it.pool-size}). With the atomic claim each one holds its
+     * connection from the claim to the commit, so they are served in waves: every one answered 201, each charged once.
+     */
+    @Test
+    @DisplayName("A7: a burst of 3x the pool's connections of slow first requests: every one 201, one payment each")
+    void burstLargerThanThePool() throws Exception {
+        String poolSize = System.getProperty("it.pool-size");
+        assertThat(poolSize).as("the profile names its data source's pool size (it.pool-size)").isNotBlank();
+        int requests = 3 * Integer.parseInt(poolSize);
+        long payments = stat("payments");
+        long charges = stat("charges");
+        String slow = "{\"amount\":300,\"currency\":\"EUR\",\"delayMillis\":1000}";
+        long started = System.nanoTime();
+        List<CompletableFuture<HttpResponse<String>>> futures = new ArrayList<>();
+        for (int i = 0; i < requests; i++) {
+            futures.add(CLIENT.sendAsync(postJson("api/payments", key(), slow).timeout(java.time.Duration.ofSeconds(120)).build(),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        long slowest = 0;
+        for (CompletableFuture<HttpResponse<String>> f : futures) {
+            HttpResponse<String> r = f.get(180, TimeUnit.SECONDS);
+            slowest = Math.max(slowest, System.nanoTime() - started);
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+            assertThat(r.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        }
+        assertThat(stat("payments")).as("one payment each").isEqualTo(payments + requests);
+        assertThat(stat("charges")).as("each charged once").isEqualTo(charges + requests);
+        System.out.printf("BURST %s: %d slow first requests on a pool of %s: all 201, the slowest after %.1f s%n",
+                System.getProperty("server.name"), requests, poolSize, slowest / 1e9);
+    }
+
     @Test
     @DisplayName("H7: 32 concurrent requests with one key: one payment in the database; the others 409 or the replay")
     void concurrent() throws Exception {
