@@ -23,7 +23,7 @@ public enum ConfigKey {
     DATASOURCE("idempotency.datasource", "java:comp/DefaultDataSource"),
     SCHEMA("idempotency.schema", "create"),
     LOCK_TIMEOUT("idempotency.lock-timeout", "PT5S"),
-    CONNECTION_TIMEOUT("idempotency.connection-timeout", "PT5S"),
+    CONNECTION_TIMEOUT("idempotency.connection-timeout", "PT10S"),
     CLAIM("idempotency.claim", "auto"),
     CLAIM_LOCK_TIMEOUT("idempotency.claim-lock-timeout", "PT1S"),
     PURGE_INTERVAL("idempotency.purge.interval", "PT5M"),

@@ -66,6 +66,30 @@ class HttpAtomicTest extends OneServerTest {
         assertThat(Counters.executions).hasValue(2);
     }
 
+    /**
+     * An exception that no mapper handles ends the request without the response filters or the writer: the transaction
+     * the request filter began must still end (rolled back) on the request's thread, or its claim row would stay locked
+     * and the thread would carry the transaction into the next request it serves.
+     */
+    @Test
+    @DisplayName("A7: an unmapped exception rolls back the request's transaction: nothing kept, the retry runs at once")
+    void unmappedExceptionEndsTheTransaction() throws Exception {
+        long before = rows("select count(*) from test_payment");
+        long records = rows("select count(*) from idempotency_record");
+        String key = UUID.randomUUID().toString();
+        assertThat(post("ledger?throw=true", key).statusCode()).isEqualTo(500);
+        assertThat(rows("select count(*) from test_payment")).as("the business row rolled back").isEqualTo(before);
+        assertThat(rows("select count(*) from idempotency_record")).as("no trace of the key").isEqualTo(records);
+        // Every worker thread serves a request: none may still be in the failed request's transaction.
+        for (int i = 0; i < 100; i++) {
+            assertThat(post("ledger", UUID.randomUUID().toString()).statusCode()).isEqualTo(201);
+        }
+        HttpResponse<byte[]> retry = post("ledger", key);
+        assertThat(retry.statusCode()).as("the key is free at once").isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 101);
+    }
+
     @Test
     @DisplayName("H8 with atomic claims: a kept 4xx commits its work and is replayed")
     void keptClientError() throws Exception {

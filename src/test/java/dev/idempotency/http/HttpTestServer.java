@@ -61,7 +61,24 @@ final class HttpTestServer implements AutoCloseable {
 
     /** A server whose store is the JPA store on a fresh H2 database (JTA through Narayana). */
     static HttpTestServer onH2(Map<String, String> properties, Class<?>... resources) throws Exception {
-        dev.idempotency.testing.TestDatabase.H2.reset();
+        HttpResources.database = dev.idempotency.testing.TestDatabase.H2;
+        HttpResources.poolSize = 48;
+        return on(properties, resources);
+    }
+
+    /**
+     * A server whose store is the JPA store on a fresh {@code database}, through a pool of {@code poolSize} connections
+     * (JTA through Narayana).
+     */
+    static HttpTestServer on(dev.idempotency.testing.TestDatabase database, int poolSize, Map<String, String> properties,
+                             Class<?>... resources) throws Exception {
+        HttpResources.database = database;
+        HttpResources.poolSize = poolSize;
+        return on(properties, resources);
+    }
+
+    private static HttpTestServer on(Map<String, String> properties, Class<?>... resources) throws Exception {
+        HttpResources.database.reset();
         Map<String, String> config = new HashMap<>(properties);
         dev.idempotency.testing.JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
         return new HttpTestServer(config, resources);

@@ -35,7 +35,7 @@ public class LedgerResource {
     @POST
     @Idempotent
     @Produces(MediaType.APPLICATION_JSON)
-    public Response post(@QueryParam("status") int status) throws SQLException {
+    public Response post(@QueryParam("status") int status, @QueryParam("throw") boolean fail) throws SQLException {
         Counters.executions.incrementAndGet();
         String id = UUID.randomUUID().toString();
         try (Connection c = dataSource.getConnection();
@@ -43,6 +43,10 @@ public class LedgerResource {
             ps.setString(1, id);
             ps.setLong(2, 100);
             ps.executeUpdate();
+        }
+        if (fail) {
+            // No exception mapper: the runtime answers 500 without running the response filters.
+            throw new IllegalStateException("the ledger failed after its write");
         }
         return Response.status(status == 0 ? 201 : status).entity(Map.of("id", id, "amount", 100, "note", "ümlaut ✓")).build();
     }

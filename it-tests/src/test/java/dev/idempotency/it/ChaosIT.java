@@ -198,6 +198,7 @@ class ChaosIT {
             cluster.node(2).awaitReady();
             cluster.awaitView(2);
             node2BackAt = System.nanoTime();
+            burstAfterRestart("burst-" + run + "-");
             up.set(1, 1);
             rejoined.countDown();
 
@@ -254,6 +255,64 @@ class ChaosIT {
         if (!violations.isEmpty()) {
             throw new AssertionError(violations.size() + " violations (node logs in " + ExampleCluster.LOGS + "), the first:\n  "
                     + String.join("\n  ", violations.stream().limit(20).toList()));
+        }
+    }
+
+    // ------------------------------------------------------------------- the burst right after the restart
+
+    /** Concurrent clients of the burst: three times the restarted node's pool. */
+    static final int BURST_CLIENTS = 3 * ExampleCluster.POOL_SIZE;
+    /** How long a burst key may take, retries included. */
+    static final Duration BURST_BUDGET = Duration.ofSeconds(90);
+    final List<Key> burstKeys = Collections.synchronizedList(new ArrayList<>());
+    volatile long burstSlowestNanos;
+
+    /**
+     * "Always answers" on a node that has just restarted: {@link #BURST_CLIENTS} concurrent slow first requests to node 2
+     * alone, more than its pool of {@link ExampleCluster#POOL_SIZE} connections (each holds one from its claim to its
+     * commit), while the other clients go on with node 1. A client retries a 409, a 503, a timeout or a connection error
+     * on node 2 with the same key; every key must end 2xx within {@link #BURST_BUDGET}, with one payment row.
+     */
+    void burstAfterRestart(String prefix) throws Exception {
+        ExecutorService clients = Executors.newFixedThreadPool(BURST_CLIENTS, daemon("chaos-burst"));
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<?>> done = new ArrayList<>();
+            long started = System.nanoTime();
+            for (int i = 0; i < BURST_CLIENTS; i++) {
+                Key k = new Key(-1, prefix + i, Kind.SLOW, Retry.NONE, body(prefix + i, 900 + i, 400, false), null);
+                burstKeys.add(k);
+                done.add(clients.submit(() -> {
+                    start.await();
+                    long deadline = System.nanoTime() + BURST_BUDGET.toNanos();
+                    while (true) {
+                        Answer a = send(k, 'A', 2, false);
+                        if (a.success()) {
+                            burstSlowestNanos = Math.max(burstSlowestNanos, System.nanoTime() - started);
+                            return null;
+                        }
+                        if (System.nanoTime() > deadline) {
+                            violations.add("burst after the restart: " + k + " got no 2xx within " + BURST_BUDGET.toSeconds()
+                                    + " s; the last: " + a.text());
+                            return null;
+                        }
+                        pause(100, 300);
+                    }
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : done) {
+                f.get(BURST_BUDGET.toSeconds() + 60, TimeUnit.SECONDS);
+            }
+        } finally {
+            clients.shutdownNow();
+        }
+        Map<String, Integer> rows = rows(prefix);
+        for (Key k : burstKeys) {
+            int n = rows.getOrDefault(k.id, 0);
+            if (n != 1) {
+                violations.add("burst after the restart: " + k + ": " + n + " payment rows");
+            }
         }
     }
 
@@ -655,6 +714,12 @@ class ChaosIT {
         Predicate<Answer> chaos = a -> !a.sweep;
         StringBuilder s = new StringBuilder();
         s.append("\n==== ChaosIT: counts (seed ").append(SEED).append(", ").append(THREADS).append(" client threads) ====\n");
+        List<Answer> burst = burstKeys.stream().flatMap(k -> k.answers().stream()).toList();
+        s.append(String.format("burst after restart %d clients on node 2 (pool of %d connections): %d keys 2xx, %d requests"
+                        + " (%d 409, %d 503, %d connection errors or timeouts), the slowest key after %.1f s%n",
+                BURST_CLIENTS, ExampleCluster.POOL_SIZE, burstKeys.stream().filter(k -> k.answers().stream().anyMatch(Answer::success)).count(),
+                burst.size(), burst.stream().filter(a -> a.status == 409).count(), burst.stream().filter(a -> a.status == 503).count(),
+                burst.stream().filter(a -> a.status < 0).count(), burstSlowestNanos / 1e9));
         s.append(String.format("keys              %6d  %s, retried %s%n", KEYS, kinds, retries));
         s.append(String.format("requests          %6d  (+ %d after the chaos)%n", count(chaos), count(a -> a.sweep)));
         s.append(String.format("2xx first         %6d%n", count(chaos.and(a -> a.success() && !a.replayed))));

@@ -44,6 +44,9 @@ import java.util.regex.Pattern;
  */
 final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
 
+    /** Each node's PostgreSQL pool ({@code -Dchaos.pool-size}): small, so that ChaosIT's burst is larger than it. */
+    static final int POOL_SIZE = Integer.getInteger("chaos.pool-size", 8);
+
     /** The library's start-up line when its cache is clustered. */
     static final String CLUSTERED = "with JpaIdempotencyStore and an Infinispan cache (clustered, replicated)";
     /** Infinispan's line for a new view, or a merged one: "... (2) [example-node-1, example-node-2]". */
@@ -250,6 +253,7 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
             pb.environment().put("PGDATABASE", pgDatabase);
             pb.environment().put("PGUSER", pgUser);
             pb.environment().put("PGPASSWORD", pgPassword);
+            pb.environment().put("PG_POOL_SIZE", String.valueOf(POOL_SIZE));
             pb.redirectErrorStream(true);
             Process p = pb.start();
             process = p;

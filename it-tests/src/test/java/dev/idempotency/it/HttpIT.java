@@ -84,6 +84,12 @@ class HttpIT extends ServerIT {
         assertThat(again.headers().firstValue("Idempotent-Replayed")).as("the key was free: it ran again").isEmpty();
         assertThat(stat("charges")).isEqualTo(charges + 2);
         assertThat(stat("payments")).isEqualTo(payments);
+        // The transaction the request began ended with the request: no request thread carries it into the next request
+        // it serves (a first request that joined it would answer 201 and never commit).
+        for (int i = 0; i < 20; i++) {
+            assertThat(send(postJson("api/payments", key(), PAYMENT)).statusCode()).isEqualTo(201);
+        }
+        assertThat(stat("payments")).as("each of the 20 committed").isEqualTo(payments + 20);
     }
 
     @Test
