@@ -271,6 +271,16 @@ public final class MethodSettingsResolver {
                 }
             }
         }
+        // A JAX-RS method that suspends its response (@Suspended AsyncResponse) answers on another thread, after the
+        // request's thread has gone on to other requests: no transaction begun on that thread may wait for it.
+        boolean suspends = java.util.Arrays.stream(method.getParameterAnnotations()).flatMap(java.util.Arrays::stream)
+                .anyMatch(a -> a.annotationType().getName().equals("jakarta.ws.rs.container.Suspended"));
+        if (suspends && claim == ClaimMode.ATOMIC) {
+            errors.add("@Idempotent method " + where + " suspends its response (@Suspended) and asks for claim ATOMIC: its "
+                    + "answer comes after the request's transaction must end. Use claim = ClaimMode.LEASED (or leave claim to its default)");
+        } else if (suspends) {
+            claim = ClaimMode.LEASED;
+        }
         if (async && claim == ClaimMode.ATOMIC) {
             errors.add("@Idempotent method " + where + " returns a CompletionStage and asks for claim ATOMIC: its work ends "
                     + "after the transaction could commit. Use claim = ClaimMode.LEASED (or leave claim to its default)");

@@ -128,6 +128,16 @@ class DeploymentErrorsTest {
         }
     }
 
+    @jakarta.ws.rs.Path("/suspended")
+    @ApplicationScoped
+    public static class AtomicSuspended {
+        @jakarta.ws.rs.POST
+        @Idempotent(claim = dev.idempotency.ClaimMode.ATOMIC)
+        public void charge(@jakarta.ws.rs.container.Suspended jakarta.ws.rs.container.AsyncResponse response) {
+            response.resume("x");
+        }
+    }
+
     @ApplicationScoped
     public static class AtomicWithoutTransactions {
         @Idempotent(claim = dev.idempotency.ClaimMode.ATOMIC)
@@ -250,6 +260,9 @@ class DeploymentErrorsTest {
     void atomicClaimsWhereTheyCannotWork() {
         assertThat(deploymentFailure(Map.of(), AtomicStage.class))
                 .contains(AtomicStage.class.getName() + "#charge returns a CompletionStage and asks for claim ATOMIC")
+                .contains("Use claim = ClaimMode.LEASED");
+        assertThat(deploymentFailure(Map.of(), AtomicSuspended.class))
+                .contains(AtomicSuspended.class.getName() + "#charge suspends its response (@Suspended) and asks for claim ATOMIC")
                 .contains("Use claim = ClaimMode.LEASED");
         assertThat(deploymentFailure(Map.of(), AtomicWithoutTransactions.class))
                 .contains("@Idempotent methods [" + AtomicWithoutTransactions.class.getName() + "#charge] ask for claim ATOMIC, but the store "

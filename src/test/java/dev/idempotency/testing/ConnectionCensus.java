@@ -3,10 +3,8 @@ package dev.idempotency.testing;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import javax.sql.DataSource;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Map;
@@ -14,7 +12,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Logger;
 
 /**
  * A {@link DataSource} in front of a real pool that counts, for each JTA transaction, the handles asked for and the
@@ -22,9 +19,8 @@ import java.util.logging.Logger;
  * the handles that are open at once. What one call held is the figure of its transaction: a call that takes a second
  * physical connection while its transaction holds one shows 2.
  */
-public final class ConnectionCensus implements DataSource {
+public final class ConnectionCensus extends dev.idempotency.store.jpa.DelegatingDataSource {
 
-    private final DataSource pool;
     private final TransactionSynchronizationRegistry tsr;
     private final Map<Object, Set<Object>> physicalByTransaction = new ConcurrentHashMap<>();
     private final Map<Object, AtomicInteger> handlesByTransaction = new ConcurrentHashMap<>();
@@ -34,18 +30,18 @@ public final class ConnectionCensus implements DataSource {
     private final AtomicLong outsideTransactions = new AtomicLong();
 
     public ConnectionCensus(DataSource pool, TransactionSynchronizationRegistry tsr) {
-        this.pool = pool;
+        super(pool);
         this.tsr = tsr;
     }
 
     @Override
     public Connection getConnection() throws SQLException {
-        return counted(pool.getConnection());
+        return counted(pool().getConnection());
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return counted(pool.getConnection(username, password));
+        return counted(pool().getConnection(username, password));
     }
 
     private Connection counted(Connection handle) throws SQLException {
@@ -99,40 +95,5 @@ public final class ConnectionCensus implements DataSource {
         mostHandlesInOneTransaction.set(0);
         handles.set(0);
         outsideTransactions.set(0);
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return pool.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        pool.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        pool.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return pool.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return pool.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : pool.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || pool.isWrapperFor(iface);
     }
 }

@@ -1,17 +1,14 @@
 package dev.idempotency.store.jpa;
 
 import javax.sql.DataSource;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 
 /**
  * The store's data source with the library's own bound on getting a connection ({@code idempotency.connection-timeout}):
@@ -25,14 +22,13 @@ import java.util.logging.Logger;
  * (Agroal, IronJacamar, Liberty's and Payara's pools all end the wait on an interrupt); the interrupt is ours, so it is
  * cleared before the caller continues, and a connection obtained in the same instant is kept.
  */
-public final class BoundedDataSource implements DataSource, AutoCloseable {
+public final class BoundedDataSource extends DelegatingDataSource implements AutoCloseable {
 
     private static final int WAITING = 0;
     private static final int DONE = 1;
     private static final int INTERRUPTING = 2;
     private static final int INTERRUPTED = 3;
 
-    private final DataSource pool;
     private final Duration bound;
     private final ScheduledThreadPoolExecutor watchdog;
 
@@ -41,7 +37,7 @@ public final class BoundedDataSource implements DataSource, AutoCloseable {
      * @param bound how long a caller may wait for a connection
      */
     public BoundedDataSource(DataSource pool, Duration bound) {
-        this.pool = pool;
+        super(pool);
         this.bound = bound;
         // A thread of its own: a scheduler shared with other work could itself be waiting for a connection.
         this.watchdog = new ScheduledThreadPoolExecutor(1, r -> {
@@ -52,19 +48,14 @@ public final class BoundedDataSource implements DataSource, AutoCloseable {
         watchdog.setRemoveOnCancelPolicy(true);
     }
 
-    /** The data source behind the bound. */
-    public DataSource pool() {
-        return pool;
-    }
-
     @Override
     public Connection getConnection() throws SQLException {
-        return bounded(pool::getConnection);
+        return bounded(() -> pool().getConnection());
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return bounded(() -> pool.getConnection(username, password));
+        return bounded(() -> pool().getConnection(username, password));
     }
 
     @FunctionalInterface
@@ -116,40 +107,5 @@ public final class BoundedDataSource implements DataSource, AutoCloseable {
     @Override
     public void close() {
         watchdog.shutdownNow();
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return pool.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        pool.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        pool.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return pool.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return pool.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : pool.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return iface.isInstance(this) || pool.isWrapperFor(iface);
     }
 }

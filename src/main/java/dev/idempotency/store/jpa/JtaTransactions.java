@@ -99,6 +99,16 @@ public final class JtaTransactions implements JpaTransactions {
     /**
      * The handle is closed after the work; the connection stays with the transaction until it completes. The entity
      * manager of this transaction has nothing pending: each unit of work is flushed when it ends.
+     *
+     * <p>One physical connection per transaction is what each server's pool gives a {@code getConnection} inside a
+     * transaction: WildFly's and Liberty's pools and Agroal with Narayana hand back the enlisted connection whether or not
+     * a handle of it is open; Payara's and GlassFish's do so for an XA pool type, and for a {@code javax.sql.DataSource}
+     * pool only while no handle of it is open (else they take a second connection from the pool for a moment). A handle is
+     * therefore held only for the statements of one step and closed at once, never kept open for the transaction's life:
+     * a handle kept open would make the application's own first write take that second connection on such a pool. (The
+     * application's JPA provider keeps its handle until the commit, so the answer's step still meets an open handle
+     * there: the README tells Payara users to use an XA pool type.) Every acquisition is bounded by the store's
+     * {@link BoundedDataSource}.
      */
     @Override
     public <T> T onJoinedConnection(ConnectionWork<T> work) {
