@@ -22,6 +22,7 @@ public @interface ForIdempotency {
     /** The literal, for programmatic lookups. */
     final class Literal extends jakarta.enterprise.util.AnnotationLiteral<ForIdempotency> implements ForIdempotency {
         private static final long serialVersionUID = 1L;
+        /** The one instance. */
         public static final Literal INSTANCE = new Literal();
     }
 }

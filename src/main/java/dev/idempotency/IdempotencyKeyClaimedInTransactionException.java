@@ -9,6 +9,11 @@ package dev.idempotency;
 public class IdempotencyKeyClaimedInTransactionException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with a message.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     */
     public IdempotencyKeyClaimedInTransactionException(String message) {
         super(message);
     }

@@ -4,6 +4,11 @@ package dev.idempotency;
 public class IdempotencyKeyMissingException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with a message.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     */
     public IdempotencyKeyMissingException(String message) {
         super(message);
     }

@@ -7,6 +7,11 @@ package dev.idempotency;
 public class IdempotencyKeyReusedException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with a message.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     */
     public IdempotencyKeyReusedException(String message) {
         super(message);
     }

@@ -8,6 +8,11 @@ package dev.idempotency;
 public class IdempotencyLeaseLostException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with a message.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     */
     public IdempotencyLeaseLostException(String message) {
         super(message);
     }

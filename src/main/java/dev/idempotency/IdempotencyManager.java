@@ -19,6 +19,12 @@ public interface IdempotencyManager {
     /** Called once when a response for the request is stored, on any node. */
     @FunctionalInterface
     interface ResponseListener {
+        /**
+         * A response for the request was stored.
+         *
+         * @param key      the request
+         * @param response the stored response
+         */
         void stored(RequestKey key, byte[] response);
     }
 
@@ -28,6 +34,8 @@ public interface IdempotencyManager {
      * from the cache once the id is known (no SQL; the store learns the sighting within a second). A request type
      * that is disabled is never reported as seen, and nothing is recorded for it.
      *
+     * @param key the request: primary id, secondary id and request type
+     * @return whether the primary id was seen, since when, and whether a response is stored
      * @throws IdempotencyRequestTypeException for an unlisted type when the default is {@code error}
      */
     Check check(RequestKey key);
@@ -35,11 +43,19 @@ public interface IdempotencyManager {
     /**
      * Stores the response of a request (primary and secondary id). Storing the same bytes again does nothing.
      *
+     * @param key      the request
+     * @param response the response to store
      * @throws IdempotencyKeyReusedException when another response is stored already
      */
     void store(RequestKey key, byte[] response);
 
-    /** Stores a text response, in UTF-8. */
+    /**
+     * Stores a text response, in UTF-8.
+     *
+     * @param key      the request
+     * @param response the response to store
+     * @throws IdempotencyKeyReusedException when another response is stored already
+     */
     default void store(RequestKey key, String response) {
         store(key, response.getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
@@ -47,6 +63,8 @@ public interface IdempotencyManager {
     /**
      * The stored response of a request (primary and secondary id).
      *
+     * @param key the request
+     * @return the stored response
      * @throws IdempotencyResponseNotFoundException when there is none
      */
     byte[] retrieve(RequestKey key);
@@ -54,12 +72,19 @@ public interface IdempotencyManager {
     /**
      * Waits for a response of the request to be stored, on any node, up to the timeout; empty at the
      * timeout. Woken by the store itself, not by polling.
+     *
+     * @param key     the request
+     * @param timeout the longest wait
+     * @return the stored response, or empty at the timeout
      */
     Optional<byte[]> await(RequestKey key, Duration timeout);
 
     /**
      * Calls the listener once, when a response of the request is stored on any node (at once when it is
      * stored already). The same moment is fired as a {@link dev.idempotency.events.ResponseStored} CDI event.
+     *
+     * @param key      the request
+     * @param listener called once with the stored response
      */
     void addListener(RequestKey key, ResponseListener listener);
 
@@ -68,6 +93,8 @@ public interface IdempotencyManager {
      * {@code {"format":"idempotency-jakarta-export","version":1,"records":N}} then one record per line
      * (responses in base64). Written to a temporary file beside it, then moved into place.
      *
+     * @param file the file to write
+     * @return how many records were written
      * @throws IdempotencyTransferException when the file cannot be written
      */
     int export(Path file);
@@ -77,6 +104,8 @@ public interface IdempotencyManager {
      * transaction, replacing records with the same keys. A file that cannot be read, is corrupt, or holds
      * fewer records than its header says changes nothing.
      *
+     * @param file an export written by {@link #export}
+     * @return how many records were imported
      * @throws IdempotencyTransferException when the file cannot be imported
      */
     int importFrom(Path file);
@@ -84,15 +113,25 @@ public interface IdempotencyManager {
     /**
      * Deletes every record (the annotations' too) but the claims of calls running now; returns how many.
      * In batches ({@code idempotency.purge.batch-size} a transaction); only the deleted keys leave the cache.
+     *
+     * @return how many records were deleted
      */
     int clear();
 
-    /** Deletes the records first seen longer ago than the age, but running calls' claims; returns how many. */
+    /**
+     * Deletes the records first seen longer ago than the age, but running calls' claims; returns how many.
+     *
+     * @param age records first seen longer ago than this are deleted
+     * @return how many records were deleted
+     */
     int clearOlderThan(Duration age);
 
     /**
      * Deletes the oldest records until at most {@code max} remain (running calls' claims are kept and counted);
      * returns how many it deleted.
+     *
+     * @param max how many records remain at most
+     * @return how many records were deleted
      */
     int trimTo(int max);
 

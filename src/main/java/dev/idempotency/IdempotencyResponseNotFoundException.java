@@ -4,6 +4,11 @@ package dev.idempotency;
 public class IdempotencyResponseNotFoundException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with a message.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     */
     public IdempotencyResponseNotFoundException(String message) {
         super(message);
     }

@@ -9,6 +9,12 @@ package dev.idempotency;
 public class IdempotencyResultNotStorableException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with a message and its cause.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     * @param cause   the failure that caused it
+     */
     public IdempotencyResultNotStorableException(String message, Throwable cause) {
         super(message, cause);
     }

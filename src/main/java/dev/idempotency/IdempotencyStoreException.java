@@ -7,10 +7,21 @@ package dev.idempotency;
 public class IdempotencyStoreException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with a message and its cause.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     * @param cause   the failure that caused it
+     */
     public IdempotencyStoreException(String message, Throwable cause) {
         super(message, cause);
     }
 
+    /**
+     * An exception with a message.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     */
     public IdempotencyStoreException(String message) {
         super(message);
     }

@@ -7,10 +7,21 @@ package dev.idempotency;
 public class IdempotencyTransferException extends IdempotencyException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with a message.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     */
     public IdempotencyTransferException(String message) {
         super(message);
     }
 
+    /**
+     * An exception with a message and its cause.
+     *
+     * @param message what went wrong, naming the key or setting concerned
+     * @param cause   the failure that caused it
+     */
     public IdempotencyTransferException(String message, Throwable cause) {
         super(message, cause);
     }

@@ -40,6 +40,8 @@ public @interface Idempotent {
      * Where keys are unique. Empty (the default) means the method's identity,
      * {@code <fqcn>#<method>(<simple parameter types>)}. Name it when the key must survive a refactoring,
      * or when two methods must share (or must not share) keys. At most 200 characters.
+     *
+     * @return the namespace, or empty for the method's identity
      */
     @Nonbinding
     String namespace() default "";
@@ -48,6 +50,8 @@ public @interface Idempotent {
      * Whether a call without a key is an error ({@link IdempotencyKeyMissingException}). {@code false}
      * lets a call without a key run, unprotected. When left {@code true}, the global
      * {@code idempotency.required} (default {@code true}) can still relax it for every method.
+     *
+     * @return whether a call without a key is an error
      */
     @Nonbinding
     boolean required() default true;
@@ -57,6 +61,8 @@ public @interface Idempotent {
      * {@code FAILED} and rethrown on every retry, which does not run the method again. Subtypes match.
      * Each type needs a public constructor taking a {@code String} (or none). Default: none; every
      * exception releases the key so that a retry runs again.
+     *
+     * @return the exception types stored as a final outcome
      */
     @Nonbinding
     Class<? extends Throwable>[] keepOn() default {};
@@ -64,6 +70,8 @@ public @interface Idempotent {
     /**
      * Exception types that always release the key, even when they are also a subtype of a
      * {@link #keepOn()} type. Default: none.
+     *
+     * @return the exception types that always release the key
      */
     @Nonbinding
     Class<? extends Throwable>[] releaseOn() default {};
@@ -73,6 +81,8 @@ public @interface Idempotent {
      * {@link IdempotencyInProgressException} ({@link OnConcurrent#REJECT}), or wait up to
      * {@link #waitTimeout()} for the first call's result ({@link OnConcurrent#WAIT}). Default:
      * {@code idempotency.on-concurrent} ({@code reject}).
+     *
+     * @return what a duplicate does while the first call runs
      */
     @Nonbinding
     OnConcurrent onConcurrent() default OnConcurrent.DEFAULT;
@@ -80,6 +90,8 @@ public @interface Idempotent {
     /**
      * How long a duplicate waits when {@link #onConcurrent()} is {@code WAIT}: an ISO-8601 duration
      * such as {@code PT5S}, zero or more. Empty means {@code idempotency.wait-timeout} ({@code PT10S}).
+     *
+     * @return the ISO-8601 wait, or empty for {@code idempotency.wait-timeout}
      */
     @Nonbinding
     String waitTimeout() default "";
@@ -87,6 +99,8 @@ public @interface Idempotent {
     /**
      * How long a finished result is kept and replayed: an ISO-8601 duration, positive. Empty means
      * {@code idempotency.ttl} ({@code PT24H}).
+     *
+     * @return the ISO-8601 time to live, or empty for {@code idempotency.ttl}
      */
     @Nonbinding
     String ttl() default "";
@@ -95,6 +109,8 @@ public @interface Idempotent {
      * How long a running call holds its key before another node may take over (the holder is presumed
      * dead): an ISO-8601 duration, positive, longer than the slowest call. Empty means
      * {@code idempotency.lease} ({@code PT1M}).
+     *
+     * @return the ISO-8601 lease, or empty for {@code idempotency.lease}
      */
     @Nonbinding
     String lease() default "";
@@ -106,6 +122,8 @@ public @interface Idempotent {
      * manager is present and the method does not return a {@code CompletionStage}, else leased).
      * {@code ATOMIC} on a {@code CompletionStage} method, or where there is no transaction manager, fails the
      * deployment.
+     *
+     * @return how the key is claimed
      */
     @Nonbinding
     ClaimMode claim() default ClaimMode.DEFAULT;
@@ -114,6 +132,8 @@ public @interface Idempotent {
      * Message listeners only ({@code onMessage(jakarta.jms.Message)}): the string property of the message
      * that carries the key, a business id that survives a re-publish. Empty (the default) means the JMS
      * message id, which only a redelivery keeps.
+     *
+     * @return the message property carrying the key, or empty for the JMS message id
      */
     @Nonbinding
     String messageProperty() default "";
@@ -121,6 +141,8 @@ public @interface Idempotent {
     /**
      * HTTP only: the request header that carries the key. Empty means {@code idempotency.header}
      * ({@code Idempotency-Key}).
+     *
+     * @return the header carrying the key, or empty for {@code idempotency.header}
      */
     @Nonbinding
     String header() default "";
@@ -129,6 +151,8 @@ public @interface Idempotent {
      * HTTP only: the response statuses that are kept and replayed, as status classes ({@code 2xx}) or
      * codes ({@code 409}), comma-separated; any other status releases the key. Empty means
      * {@code idempotency.keep-status} ({@code 2xx,3xx,4xx}).
+     *
+     * @return the statuses kept and replayed, or empty for {@code idempotency.keep-status}
      */
     @Nonbinding
     String keepStatus() default "";
@@ -137,6 +161,8 @@ public @interface Idempotent {
      * HTTP only: the largest response body stored, in bytes; a larger one is not stored (its retry gets the
      * status and headers with an empty body, see the README). -1 means {@code idempotency.max-response-size}
      * (1 MiB).
+     *
+     * @return the largest body stored in bytes, or -1 for {@code idempotency.max-response-size}
      */
     @Nonbinding
     long maxResponseSize() default -1;
@@ -144,6 +170,8 @@ public @interface Idempotent {
     /**
      * HTTP only: when the store cannot be reached, run the request unprotected ({@code true}) instead of
      * answering 503 ({@code false}). Either this or {@code idempotency.fail-open} turns it on.
+     *
+     * @return whether the request runs unprotected when the store cannot be reached
      */
     @Nonbinding
     boolean failOpen() default false;
@@ -155,6 +183,8 @@ public @interface Idempotent {
      * (the scope is that request header's value, an API client id, as {@code anonymous:<value>}; a request
      * without it is {@code 401}, a malformed one {@code 400}). Empty means {@code idempotency.anonymous}
      * ({@code allow}). See the README's security section for which to choose.
+     *
+     * @return {@code allow}, {@code reject}, {@code header:<name>}, or empty for {@code idempotency.anonymous}
      */
     @Nonbinding
     String anonymous() default "";
@@ -165,6 +195,8 @@ public @interface Idempotent {
      * (see {@link #keyFromHeader()}), else this field's value (a string or a number). A body that is not JSON is
      * {@code 400} problem {@code body-invalid}; a body without the field is {@code 400} {@code key-missing} (or runs
      * unprotected with {@code required = false}); nothing runs. Empty (the default): the header only.
+     *
+     * @return the JSON Pointer to the key's field, or empty for the header only
      */
     @Nonbinding
     String keyFrom() default "";
@@ -172,6 +204,8 @@ public @interface Idempotent {
     /**
      * HTTP only, with {@link #keyFrom()}: whether a key in the header is taken first ({@code true}, the default), or
      * only the body's field is ({@code false}; a header is then ignored).
+     *
+     * @return whether a key in the header is taken before the body's field
      */
     @Nonbinding
     boolean keyFromHeader() default true;
@@ -182,6 +216,8 @@ public @interface Idempotent {
      * values (canonical JSON) instead of the whole body, so that a retry whose body differs elsewhere (a timestamp, a
      * client nonce) is the same request. A body that is not JSON, or lacks one of them, is {@code 400} problem
      * {@code body-invalid} or {@code body-field-missing}, and nothing runs. Empty (the default): the whole body.
+     *
+     * @return the JSON Pointers of the fingerprinted fields, or empty for the whole body
      */
     @Nonbinding
     String[] fingerprintFields() default {};

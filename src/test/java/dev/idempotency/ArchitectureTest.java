@@ -49,6 +49,22 @@ class ArchitectureTest {
                 .check(library);
     }
 
+    /**
+     * A door (the interceptor, the HTTP filter, the manager, the message consumer: everything outside the engine's
+     * package) runs its calls through the {@code ClaimFlow} chosen for the method and settles a {@code Claimed}; it never
+     * names a claim mode's flow, its held transaction or its claim handle, so adding a claim mode touches no door.
+     */
+    @Test
+    void noDoorNamesAClaimModesFlow() {
+        noClasses().that().resideOutsideOfPackage("dev.idempotency.core")
+                .should().dependOnClassesThat().haveFullyQualifiedName("dev.idempotency.core.AtomicFlow")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("dev.idempotency.core.LeasedFlow")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("dev.idempotency.core.AtomicHold")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("dev.idempotency.core.HeldTransaction")
+                .because("the claim mode is chosen once, when the application starts; a door never branches on it")
+                .check(library);
+    }
+
     @Test
     void theSpiKnowsNoCdi() {
         noClasses().that().resideInAPackage("dev.idempotency.spi")

@@ -195,6 +195,9 @@ public class IdempotencyRuntime {
             publishers.add(openTelemetry);
         }
         started.observer(new Observability(metrics, publishers, (Observability.Trace) openTelemetry, beanManager.getEvent().select(IdempotencyEvent.class), clock));
+        java.util.Map<dev.idempotency.config.MethodSettings, dev.idempotency.core.ClaimFlow> chosen = new java.util.IdentityHashMap<>();
+        extension.allSettings().forEach(m -> chosen.put(m, chooseFlow(started, m)));
+        flows = chosen;
         engine = started;
         purgeSchedule.start(started);
         LOG.log(Level.INFO, "Idempotency started on node {0} with {1} and {2}", new Object[] {s.nodeId(),
@@ -220,15 +223,25 @@ public class IdempotencyRuntime {
         }
     }
 
-    /** Whether calls of this method claim atomically (its setting, or the default where atomic claims work). */
-    public boolean atomic(dev.idempotency.config.MethodSettings m) {
-        return m.claim() == dev.idempotency.ClaimMode.ATOMIC
-                || m.claim() == dev.idempotency.ClaimMode.DEFAULT && !m.async() && engine().supportsAtomicClaims();
+    /** The flow of each method, chosen once when the engine starts ({@link #flow}). */
+    private volatile java.util.Map<dev.idempotency.config.MethodSettings, dev.idempotency.core.ClaimFlow> flows = java.util.Map.of();
+
+    /** How calls of this method claim their keys: chosen when the application started ({@link #chooseFlow}). */
+    public dev.idempotency.core.ClaimFlow flow(dev.idempotency.config.MethodSettings m) {
+        dev.idempotency.core.ClaimFlow flow = flows.get(m);
+        return flow != null ? flow : chooseFlow(engine(), m);
     }
 
-    /** Whether requests to this resource method claim atomically: as {@link #atomic}, and a transaction can be begun on the request's thread. */
-    public boolean atomicHttp(dev.idempotency.config.MethodSettings m) {
-        return atomic(m) && engine().supportsAtomicClaims(true);
+    /**
+     * The one place where a method's claim is chosen: atomic when it asks for it, or by default where atomic claims work
+     * (a transaction manager, a store that claims inside transactions, and, for a resource method, a transaction that can
+     * begin on the request's thread) and it does not return a {@code CompletionStage}; else leased.
+     */
+    private static dev.idempotency.core.ClaimFlow chooseFlow(IdempotencyEngine engine, dev.idempotency.config.MethodSettings m) {
+        boolean onThread = m.keySource() == dev.idempotency.config.KeySource.HTTP_HEADER;
+        boolean atomic = m.claim() == dev.idempotency.ClaimMode.ATOMIC
+                || m.claim() == dev.idempotency.ClaimMode.DEFAULT && !m.async() && engine.supportsAtomicClaims(onThread);
+        return engine.flow(atomic);
     }
 
     /** The cache in front of the store, or {@link RecordCache#NONE}. */

@@ -86,62 +86,39 @@ public class IdempotentInterceptor {
         JsonCodec codec = runtime.codec();
         ScopedKey scopedKey = runtime.atRest(new ScopedKey(m.namespace(), callers.principalName(runtime.settings().scopeByPrincipal()), key));
         String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0]) : codec.fingerprint(m, args);
-        if (runtime.atomic(m)) {
-            AtomicOutcome<Object> outcome = engine.runAtomic(scopedKey, fingerprint, null, m.policy(), new AtomicCall<>() {
-                @Override
-                public Object run() throws Exception {
-                    return ctx.proceed();
-                }
+        // The method's flow (atomic or leased) was chosen when the application started.
+        AtomicOutcome<Object> outcome = runtime.flow(m).run(scopedKey, fingerprint, null, m.policy(), new AtomicCall<>() {
+            @Override
+            public Object run() throws Exception {
+                return ctx.proceed();
+            }
 
-                @Override
-                public byte[] response(Object result) {
-                    try {
-                        return codec.encodeValue(m, result);
-                    } catch (RuntimeException e) {
-                        throw notStorable(m, scopedKey, e); // the engine then gives the claim up with the transaction
-                    }
+            @Override
+            public byte[] response(Object result) {
+                try {
+                    return codec.encodeValue(m, result);
+                } catch (RuntimeException e) {
+                    throw notStorable(m, scopedKey, e); // the flow then gives the claim up
                 }
+            }
 
-                @Override
-                public boolean keeps(Throwable failure) {
-                    return m.keeps(failure);
-                }
+            @Override
+            public boolean keeps(Throwable failure) {
+                return m.keeps(failure);
+            }
 
-                @Override
-                public byte[] failure(Throwable failure) {
-                    return codec.encodeFailure(failure);
-                }
-            });
-            return outcome instanceof AtomicOutcome.Replayed<Object> replayed
-                    ? replay(m, codec, replayed.record()) : ((AtomicOutcome.Ran<Object>) outcome).value();
-        }
-        Decision decision = engine.begin(scopedKey, fingerprint, null, m.policy());
-        if (decision instanceof Decision.Replay replay) {
-            return replay(m, codec, replay.record());
-        }
-        Ticket ticket = ((Decision.Proceed) decision).ticket();
-        Object result;
-        try {
-            result = ctx.proceed();
-        } catch (Throwable t) {
-            settleFailure(m, engine, codec, ticket, t);
-            throw t;
-        }
-        if (m.async()) {
-            return settleAsync(m, engine, codec, ticket, result);
-        }
-        engine.complete(ticket, encode(m, engine, codec, ticket, result));
-        return result;
-    }
+            @Override
+            public byte[] failure(Throwable failure) {
+                return codec.encodeFailure(failure);
+            }
 
-    /** The result's stored form; when it cannot be written, the key is released at once (not left to its lease). */
-    private static byte[] encode(MethodSettings m, IdempotencyEngine engine, JsonCodec codec, Ticket ticket, Object result) {
-        try {
-            return codec.encodeValue(m, result);
-        } catch (RuntimeException e) {
-            engine.release(ticket);
-            throw notStorable(m, ticket.scopedKey(), e);
-        }
+            @Override
+            public boolean async() {
+                return m.async();
+            }
+        });
+        return outcome instanceof AtomicOutcome.Replayed<Object> replayed
+                ? replay(m, codec, replayed.record()) : ((AtomicOutcome.Ran<Object>) outcome).value();
     }
 
     static IdempotencyResultNotStorableException notStorable(MethodSettings m, ScopedKey key, RuntimeException e) {
@@ -159,40 +136,6 @@ public class IdempotentInterceptor {
         }
         Object value = codec.decodeValue(m, record.response());
         return m.async() ? CompletableFuture.completedFuture(value) : value;
-    }
-
-    private static void settleFailure(MethodSettings m, IdempotencyEngine engine, JsonCodec codec, Ticket ticket, Throwable t) {
-        if (m.keeps(t)) {
-            engine.fail(ticket, codec.encodeFailure(t));
-        } else {
-            engine.release(ticket);
-        }
-    }
-
-    private static Object settleAsync(MethodSettings m, IdempotencyEngine engine, JsonCodec codec, Ticket ticket, Object result) {
-        if (result == null) {
-            engine.release(ticket);
-            return null;
-        }
-        CompletableFuture<Object> settled = new CompletableFuture<>();
-        ((CompletionStage<?>) result).whenComplete((value, error) -> {
-            if (error != null) {
-                Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-                try {
-                    settleFailure(m, engine, codec, ticket, cause);
-                } finally {
-                    settled.completeExceptionally(cause);
-                }
-                return;
-            }
-            try {
-                engine.complete(ticket, encode(m, engine, codec, ticket, value));
-                settled.complete(value);
-            } catch (RuntimeException e) {
-                settled.completeExceptionally(e);
-            }
-        });
-        return settled;
     }
 
     private String keyOf(MethodSettings m, Object raw) {

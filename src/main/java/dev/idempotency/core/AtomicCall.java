@@ -1,8 +1,7 @@
 package dev.idempotency.core;
 
 /**
- * What a door runs under an atomic claim ({@link IdempotencyEngine#runAtomic}): the operation, and how its
- * outcome is stored.
+ * What a door runs under a claim ({@link ClaimFlow#run}): the operation, and how its outcome is stored.
  *
  * @param <R> the operation's result
  */
@@ -19,4 +18,12 @@ public interface AtomicCall<R> {
 
     /** The bytes stored for a kept failure. */
     byte[] failure(Throwable failure);
+
+    /**
+     * Whether {@link #run()} returns a {@code CompletionStage} whose outcome is the call's (a leased claim is then settled
+     * when it completes, and {@link #response} is given its value).
+     */
+    default boolean async() {
+        return false;
+    }
 }

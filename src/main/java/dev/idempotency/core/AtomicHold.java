@@ -6,25 +6,37 @@ import dev.idempotency.spi.Ticket;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * An atomic claim held in an open transaction ({@link IdempotencyEngine#beginAtomic}): the door runs the
- * operation, then completes or aborts it on the same thread.
+ * An atomic claim held in an open transaction ({@link ClaimFlow#hold}): the door runs the operation, then completes
+ * or gives it up on the same thread.
  */
-public final class AtomicHold {
+final class AtomicHold implements Claimed {
 
     private final Ticket ticket;
-    final TransactionBridge.Begun begun;
-    final boolean joined;
+    final HeldTransaction transaction;
+    private final AtomicFlow flow;
     final AtomicReference<IdempotencyRecord> completed = new AtomicReference<>();
     final AtomicReference<byte[]> keptFailure = new AtomicReference<>();
 
-    AtomicHold(Ticket ticket, TransactionBridge.Begun begun, boolean joined) {
+    AtomicHold(Ticket ticket, HeldTransaction transaction, AtomicFlow flow) {
         this.ticket = ticket;
-        this.begun = begun;
-        this.joined = joined;
+        this.transaction = transaction;
+        this.flow = flow;
     }
 
-    /** The claim. */
+    @Override
     public Ticket ticket() {
         return ticket;
+    }
+
+    /** Writes the answer into the transaction, and commits it when the door's to commit (see {@link HeldTransaction}). */
+    @Override
+    public boolean complete(byte[] response) {
+        return flow.completeAtomic(this, response);
+    }
+
+    /** The transaction rolls back (the library's), or the claim row goes (the caller's). */
+    @Override
+    public void giveUp() {
+        flow.abortAtomic(this);
     }
 }

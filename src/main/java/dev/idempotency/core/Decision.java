@@ -15,9 +15,9 @@ public sealed interface Decision {
     }
 
     /**
-     * Atomic claims ({@link IdempotencyEngine#beginAtomic}): the key is claimed in an open transaction; run the
-     * operation, then {@link IdempotencyEngine#completeAtomic} or {@link IdempotencyEngine#abortAtomic}.
+     * {@link ClaimFlow#hold}: the key is claimed for this door, in an open transaction when the claim is atomic; run the
+     * operation, then settle the claim once with {@link Claimed#complete} or {@link Claimed#giveUp}.
      */
-    record Held(AtomicHold hold) implements Decision {
+    record Held(Claimed claimed) implements Decision {
     }
 }

@@ -81,35 +81,26 @@ final class Sightings {
             engine.observer().replayed(id, Duration.ofNanos(System.nanoTime() - started), true);
             return new Sighting(true, Optional.of(cached.lastSeen()), true, noted(cached));
         }
-        IdempotencyRecord known;
-        boolean seenBefore;
-        Instant lastSeen = null;
-        try {
+        Seen seen = engine.calls().call(id, "Could not record a sighting of the " + id, () -> {
             Claim claim = engine.store().claim(new ClaimRequest(id, FINGERPRINT, requestType, engine.nodeId(), now,
                     now.plus(policy.lease()), now.plus(policy.ttl())));
             if (claim instanceof Claim.Acquired acquired) {
                 engine.store().complete(acquired.ticket(), new Completion(RecordStatus.COMPLETED, NOT_NOTED, now, false));
-                known = acquired.ticket().finished(RecordStatus.COMPLETED, NOT_NOTED, now);
-                seenBefore = false;
-            } else {
-                IdempotencyRecord existing = ((Claim.Existing) claim).record();
-                Instant pending = behind.get(id);
-                lastSeen = pending != null && pending.isAfter(existing.lastSeen()) ? pending : existing.lastSeen();
-                known = existing.toBuilder().lastSeen(now).response(NOT_NOTED).build();
-                seenBefore = true;
-                if (writeBehind && engine.hasCache()) {
-                    later(id, now);
-                } else {
-                    record(Map.of(id, now));
-                }
+                return new Seen(acquired.ticket().finished(RecordStatus.COMPLETED, NOT_NOTED, now), false, null);
             }
-        } catch (IdempotencyException e) {
-            engine.observer().storeError(id.namespace(), e);
-            throw e;
-        } catch (RuntimeException e) {
-            engine.observer().storeError(id.namespace(), e);
-            throw new IdempotencyStoreException("Could not record a sighting of the " + id, e);
-        }
+            IdempotencyRecord existing = ((Claim.Existing) claim).record();
+            Instant pending = behind.get(id);
+            Instant before = pending != null && pending.isAfter(existing.lastSeen()) ? pending : existing.lastSeen();
+            if (writeBehind && engine.hasCache()) {
+                later(id, now);
+            } else {
+                record(Map.of(id, now));
+            }
+            return new Seen(existing.toBuilder().lastSeen(now).response(NOT_NOTED).build(), true, before);
+        });
+        IdempotencyRecord known = seen.known();
+        boolean seenBefore = seen.before();
+        Instant lastSeen = seen.lastSeen();
         if (known.isFinished()) { // a first sighting that another node has claimed and not finished yet: not cached
             remember(known);
         }
@@ -120,6 +111,10 @@ final class Sightings {
             engine.observer().executed(id, took, false);
         }
         return new Sighting(seenBefore, Optional.ofNullable(lastSeen), false, false);
+    }
+
+    /** What the store said of a sighting: the id's record as now known, whether it was seen before, and when last. */
+    private record Seen(IdempotencyRecord known, boolean before, Instant lastSeen) {
     }
 
     /** Notes on the id's cached sighting what the door wants to remember with it (a response is stored). */

@@ -8,15 +8,31 @@ import java.time.Instant;
  */
 public sealed interface IdempotencyEvent permits Replayed, Conflicted, Mismatched, TakenOver, ResponseStored {
 
-    /** The operation's namespace. */
+    /**
+     * The operation's namespace.
+     *
+     * @return the namespace
+     */
     String namespace();
 
-    /** The caller the key belongs to ({@code anonymous}, or empty when keys are not scoped per caller). */
+    /**
+     * The caller the key belongs to ({@code anonymous}, or empty when keys are not scoped per caller).
+     *
+     * @return the principal part of the scoped key
+     */
     String principal();
 
-    /** The client's key. */
+    /**
+     * The client's key.
+     *
+     * @return the key
+     */
     String key();
 
-    /** When it happened. */
+    /**
+     * When it happened.
+     *
+     * @return the instant of the decision
+     */
     Instant at();
 }

@@ -7,13 +7,12 @@ import dev.idempotency.cdi.IdempotencyRuntime;
 import dev.idempotency.config.AnonymousPolicy;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.config.MethodSettings;
-import dev.idempotency.core.AtomicHold;
+import dev.idempotency.core.Claimed;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.Fingerprint;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.KeyRules;
 import dev.idempotency.spi.ScopedKey;
-import dev.idempotency.spi.Ticket;
 
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
@@ -52,8 +51,7 @@ import java.util.logging.Logger;
 final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerResponseFilter, WriterInterceptor {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyHttpFilter.class.getName());
-    private static final String TICKET = IdempotencyHttpFilter.class.getName() + ".ticket";
-    private static final String HOLD = IdempotencyHttpFilter.class.getName() + ".hold";
+    private static final String CLAIMED = IdempotencyHttpFilter.class.getName() + ".claimed";
     private static final String STATUS = IdempotencyHttpFilter.class.getName() + ".status";
     private static final byte[] EMPTY = new byte[0];
     static final String REPLAYED = "Idempotent-Replayed";
@@ -143,18 +141,15 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         ScopedKey scopedKey = runtime.atRest(new ScopedKey(method.namespace(), principal, key));
         String fingerprintHex = fingerprint.hex();
         try {
-            boolean atomic = runtime.atomicHttp(method);
-            Decision decision = atomic ? runtime.engine().beginAtomic(scopedKey, fingerprintHex, null, method.policy())
-                    : runtime.engine().begin(scopedKey, fingerprintHex, null, method.policy());
+            Decision decision = runtime.flow(method).hold(scopedKey, fingerprintHex, null, method.policy());
             if (decision instanceof Decision.Replay replay) {
                 Response answer = replay(StoredHttpResponse.decode(replay.record().response()));
                 expiry(answer.getHeaders(), replay.record().expiresAt());
                 request.abortWith(answer);
-            } else if (decision instanceof Decision.Held held) {
-                // The resource method, the writing of its response and the completion run in this open transaction.
-                request.setProperty(HOLD, held.hold());
             } else {
-                request.setProperty(TICKET, ((Decision.Proceed) decision).ticket());
+                // Settled once, on this thread, by the response side (atomic: the resource method, the writing of its
+                // response and the answer run in the transaction the claim opened).
+                request.setProperty(CLAIMED, ((Decision.Held) decision).claimed());
             }
         } catch (IdempotencyKeyReusedException e) {
             request.abortWith(Problems.keyReused(header));
@@ -260,47 +255,29 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     @Override
     public void filter(ContainerRequestContext request, ContainerResponseContext response) {
-        AtomicHold hold = (AtomicHold) request.getProperty(HOLD);
-        if (hold != null) {
-            int status = response.getStatus();
-            if (!method.http().keepStatus().contains(status)) {
-                request.removeProperty(HOLD);
-                LOG.log(Level.FINE, "Rolling back {0}: status {1} is not kept", new Object[] {method.describe(), status});
-                runtime.engine().abortAtomic(hold);
-                return;
-            }
-            expiry(response.getHeaders(), hold.ticket().expiresAt());
-            if (!response.hasEntity()) {
-                request.removeProperty(HOLD);
-                Response problem = completeAtomic(hold, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
-                if (problem != null) {
-                    if (!runtime.settings().expiryHeader().isEmpty()) {
-                        response.getHeaders().remove(runtime.settings().expiryHeader()); // nothing was kept
-                    }
-                    response.setStatus(problem.getStatus());
-                    response.getHeaders().putAll(problem.getHeaders());
-                    response.setEntity(problem.getEntity());
-                }
-                return;
-            }
-            request.setProperty(STATUS, status);
-            return;
-        }
-        Ticket ticket = (Ticket) request.getProperty(TICKET);
-        if (ticket == null) {
+        Claimed claimed = (Claimed) request.getProperty(CLAIMED);
+        if (claimed == null) {
             return;
         }
         int status = response.getStatus();
         if (!method.http().keepStatus().contains(status)) {
-            request.removeProperty(TICKET);
-            LOG.log(Level.FINE, "Releasing the key of {0}: status {1} is not kept", new Object[] {method.describe(), status});
-            runtime.engine().release(ticket);
+            request.removeProperty(CLAIMED);
+            LOG.log(Level.FINE, "Giving up the key of {0}: status {1} is not kept", new Object[] {method.describe(), status});
+            claimed.giveUp();
             return;
         }
-        expiry(response.getHeaders(), ticket.expiresAt());
+        expiry(response.getHeaders(), claimed.ticket().expiresAt());
         if (!response.hasEntity()) {
-            request.removeProperty(TICKET);
-            complete(ticket, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
+            request.removeProperty(CLAIMED);
+            Response problem = settle(claimed, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
+            if (problem != null) {
+                if (!runtime.settings().expiryHeader().isEmpty()) {
+                    response.getHeaders().remove(runtime.settings().expiryHeader()); // nothing was kept
+                }
+                response.setStatus(problem.getStatus());
+                response.getHeaders().putAll(problem.getHeaders());
+                response.setEntity(problem.getEntity());
+            }
             return;
         }
         request.setProperty(STATUS, status);
@@ -308,28 +285,19 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     @Override
     public void aroundWriteTo(WriterInterceptorContext context) throws IOException {
-        AtomicHold hold = (AtomicHold) context.getProperty(HOLD);
-        if (hold != null) {
-            // Atomic: the completion commits the transaction, and only then are the same bytes sent (SPEC A4).
-            context.removeProperty(HOLD);
-            writeAndStore(context, () -> runtime.engine().abortAtomic(hold), response -> {
-                Response problem = completeAtomic(hold, response);
-                if (problem != null) {
-                    throw new jakarta.ws.rs.WebApplicationException("The response was not kept", problem);
-                }
-                return true;
-            });
-            return;
-        }
-        Ticket ticket = (Ticket) context.getProperty(TICKET);
-        if (ticket == null) {
+        Claimed claimed = (Claimed) context.getProperty(CLAIMED);
+        if (claimed == null) {
             context.proceed();
             return;
         }
-        // Leased: the response is sent whether or not it could be stored (the operation ran).
-        context.removeProperty(TICKET);
-        writeAndStore(context, () -> runtime.engine().release(ticket), response -> {
-            complete(ticket, response);
+        // Atomic: the answer commits the transaction, and only then are the same bytes sent (SPEC A4). Leased: the
+        // response is sent whether or not it could be stored (the operation ran and committed).
+        context.removeProperty(CLAIMED);
+        writeAndStore(context, claimed::giveUp, response -> {
+            Response problem = settle(claimed, response);
+            if (problem != null) {
+                throw new jakarta.ws.rs.WebApplicationException("The response was not kept", problem);
+            }
             return true;
         });
     }
@@ -374,21 +342,29 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     }
 
     /**
-     * Null when the response and the work committed; else the problem to answer instead (nothing was kept: the client
-     * must not get the response as a success): {@code 409} when another node committed the key first (a multi-primary
-     * database; its retry replays), {@code 503} when the completion or the commit failed. A transaction the
-     * application marked for rollback rolls back, and its response goes out as it is.
+     * Keeps the response; null when it is kept, or when the claim's work cannot be undone any more (leased: the
+     * operation ran and committed; a failure to keep its answer is logged and the response goes out, and a retry after
+     * the lease may run it again). Else the problem to answer instead, nothing having been kept (the client must not
+     * get the response as a success): {@code 409} when another node committed the key first (a multi-primary database;
+     * its retry replays), {@code 503} when the answer or the commit failed. A transaction the application marked for
+     * rollback rolls back, and its response goes out as it is.
      */
-    private Response completeAtomic(AtomicHold hold, StoredHttpResponse response) {
+    private Response settle(Claimed claimed, StoredHttpResponse response) {
+        boolean undone = runtime.flow(method).workCommitsWithAnswer();
         try {
-            runtime.engine().completeAtomic(hold, response.encode());
+            claimed.complete(response.encode());
             return null;
         } catch (dev.idempotency.IdempotencyInProgressException e) {
             LOG.log(Level.FINE, "{0}: another node committed the key first; this request's work rolled back", method.describe());
             return Problems.inProgress(e.retryAfter().toSeconds());
         } catch (RuntimeException e) {
+            if (!undone) {
+                LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "
+                        + claimed.ticket().scopedKey() + "; a retry after the lease may run it again", e);
+                return null;
+            }
             LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "
-                    + hold.ticket().scopedKey() + "; its transaction rolled back and the retry runs it again", e);
+                    + claimed.ticket().scopedKey() + "; its transaction rolled back and the retry runs it again", e);
             return Problems.storeUnavailable();
         }
     }
@@ -405,16 +381,6 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         String name = runtime.settings().expiryHeader();
         if (!name.isEmpty() && expiresAt != null) {
             headers.putSingle(name, HTTP_DATE.format(expiresAt));
-        }
-    }
-
-    private void complete(Ticket ticket, StoredHttpResponse response) {
-        try {
-            runtime.engine().complete(ticket, response.encode());
-        } catch (RuntimeException e) {
-            // The operation ran and its response goes out; the key stays claimed until its lease ends.
-            LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "
-                    + ticket.scopedKey() + "; a retry after the lease may run it again", e);
         }
     }
 

@@ -17,6 +17,8 @@ public interface AtomicClaims {
      * concurrent claim of the same key wait for this transaction's outcome; this claim waits for another
      * transaction's uncommitted claim at most {@code lockWait} (zero: not at all).
      *
+     * @param request  the scoped key, fingerprint, owner and times of the claim
+     * @param lockWait how long to wait for another transaction's uncommitted claim of the key
      * @return {@link Claim.Acquired} (a new row, or an expired or released one claimed again),
      *         {@link Claim.Existing} (a committed live record: finished, or leased and in progress), or
      *         {@link Claim.Busy} (another transaction holds the key; the caller's transaction is to roll back)
@@ -27,10 +29,16 @@ public interface AtomicClaims {
     /**
      * Removes, inside the caller's active transaction, the row an atomic claim wrote: for an outcome not to
      * keep in a transaction that may still commit (a checked exception the caller catches).
+     *
+     * @param ticket the atomic claim's ticket
      */
     void unclaimInTransaction(Ticket ticket);
 
-    /** Whether the calling thread has a transaction that {@link #claimInTransaction} can join right now. */
+    /**
+     * Whether the calling thread has a transaction that {@link #claimInTransaction} can join right now.
+     *
+     * @return whether an atomic claim is possible on the calling thread
+     */
     boolean canJoin();
 
     /**
@@ -38,6 +46,9 @@ public interface AtomicClaims {
      * or a deadlock victim, and on a multi-primary database (MariaDB Galera) a certification failure at commit, where
      * the first of two nodes to commit the same key wins. The caller then asks the store whether another call
      * committed the key (a replay) before it reports the failure. {@code false} by default.
+     *
+     * @param failure the transaction's failure
+     * @return whether the failure is a conflict with another transaction's commit
      */
     default boolean lostToAnotherCommit(Throwable failure) {
         return false;

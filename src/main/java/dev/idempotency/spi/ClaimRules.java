@@ -19,6 +19,14 @@ public final class ClaimRules {
         EXISTING
     }
 
+    /**
+     * Judges an existing record against a claim.
+     *
+     * @param existing the record the store holds for the key
+     * @param request  the claim
+     * @return {@link Verdict#FRESH} when the record is expired or released, {@link Verdict#TAKE_OVER} when its
+     *         lease expired and the fingerprint is the claim's, else {@link Verdict#EXISTING}
+     */
     public static Verdict judge(IdempotencyRecord existing, ClaimRequest request) {
         if (existing.isExpired(request.now()) || existing.isReleased()) {
             return Verdict.FRESH;
@@ -29,7 +37,14 @@ public final class ClaimRules {
         return Verdict.EXISTING;
     }
 
-    /** The record a claim writes, for {@link Verdict#FRESH} (existing may be null) or {@link Verdict#TAKE_OVER}. */
+    /**
+     * The record a claim writes, for {@link Verdict#FRESH} (existing may be null) or {@link Verdict#TAKE_OVER}.
+     *
+     * @param existing the record the store holds for the key, or {@code null} when it holds none
+     * @param request  the claim
+     * @param verdict  the verdict of {@link #judge}, or {@link Verdict#FRESH} when there is no record
+     * @return the in-progress record to write, with its version one above the existing record's (1 for none)
+     */
     public static IdempotencyRecord claimed(IdempotencyRecord existing, ClaimRequest request, Verdict verdict) {
         boolean takeOver = verdict == Verdict.TAKE_OVER;
         boolean keepHistory = existing != null && (takeOver || !existing.isExpired(request.now()));
@@ -47,7 +62,13 @@ public final class ClaimRules {
                 .build();
     }
 
-    /** The ticket for a record just claimed. */
+    /**
+     * The ticket for a record just claimed.
+     *
+     * @param claimed  the record the claim wrote
+     * @param takeover whether the claim took over an expired lease
+     * @return the ticket holding the record's owner and version
+     */
     public static Ticket ticket(IdempotencyRecord claimed, boolean takeover) {
         return new Ticket(claimed.scopedKey(), claimed.owner(), claimed.version(), claimed.leaseUntil(),
                 claimed.expiresAt(), claimed.attempts(), takeover, claimed.fingerprint(), claimed.requestType(),

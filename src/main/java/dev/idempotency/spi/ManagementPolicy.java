@@ -9,5 +9,10 @@ import dev.idempotency.IdempotencyManager;
  */
 @FunctionalInterface
 public interface ManagementPolicy {
+    /**
+     * Applies the policy once, on a purge run.
+     *
+     * @param manager the manager through which the policy reads and deletes records
+     */
     void apply(IdempotencyManager manager);
 }

@@ -26,16 +26,28 @@ public interface RecordCache {
         }
     };
 
-    /** The finished record of a key, if this cache holds it. */
+    /**
+     * The finished record of a key, if this cache holds it.
+     *
+     * @param key the record's scope and key
+     * @return the finished record, or empty when this cache does not hold it
+     */
     Optional<IdempotencyRecord> get(ScopedKey key);
 
-    /** Holds a finished record until its expiry: one that has just committed, put by the node that finished it. */
+    /**
+     * Holds a finished record until its expiry: one that has just committed, put by the node that finished it.
+     *
+     * @param finished the finished record
+     */
     void put(IdempotencyRecord finished);
 
     /**
      * Holds a finished record as {@link #put} does, for at most {@code atMost} ({@code null}: until its expiry): an
      * entry that changes after it was put (a sighting's "last seen") and that a cache of each node's own could
      * otherwise answer for its whole life. A cache that cannot bound an entry's life does not hold it.
+     *
+     * @param finished the finished record
+     * @param atMost   the longest time to hold it, or {@code null} for until its expiry
      */
     default void put(IdempotencyRecord finished, java.time.Duration atMost) {
         if (atMost == null) {
@@ -47,15 +59,25 @@ public interface RecordCache {
      * Holds a finished record that was read from the store, unless its key was evicted or removed since (a
      * release or a deletion that raced with the read): such a put would make the cache outlive its record.
      * A cache that cannot tell puts it as {@link #put} does.
+     *
+     * @param finished the finished record, as read from the store
      */
     default void putLoaded(IdempotencyRecord finished) {
         put(finished);
     }
 
-    /** Forgets a key (released, deleted). */
+    /**
+     * Forgets a key (released, deleted).
+     *
+     * @param key the scope and key to forget
+     */
     void evict(ScopedKey key);
 
-    /** Forgets a deleted record's key (nobody waits on a record that is not a live claim). */
+    /**
+     * Forgets a deleted record's key (nobody waits on a record that is not a live claim).
+     *
+     * @param key the scope and key of the deleted record
+     */
     default void remove(ScopedKey key) {
         evict(key);
     }
@@ -65,6 +87,8 @@ public interface RecordCache {
      * {@code null}: as long as it takes (a completion on any node reaches this node's waiters through the cache, or
      * the holder's lease ends). A cache whose wake-ups can be lost (a remote one: a completion whose write to the
      * servers failed, a listener the client dropped, servers out of reach) bounds the wait.
+     *
+     * @return the longest wait before looking at the store, or {@code null} for no bound (the default)
      */
     default java.time.Duration lookAgainAfter() {
         return null;

@@ -16,10 +16,22 @@ import java.util.Objects;
  */
 public record ScopedKey(String namespace, String principal, String key) {
 
+    /** The longest namespace, in characters. */
     public static final int MAX_NAMESPACE = 200;
+    /** The longest principal part, in characters (longer names are shortened by {@link #principal(String)}). */
     public static final int MAX_PRINCIPAL = 200;
+    /** The longest key, in characters. */
     public static final int MAX_KEY = 255;
 
+    /**
+     * Checks the three parts.
+     *
+     * @param namespace the operation's namespace, at most 200 characters
+     * @param principal the caller's name, {@code "anonymous"}, or {@code ""} when keys are not scoped per caller
+     * @param key       the client's key, 1 to 255 characters
+     * @throws NullPointerException     when a part is {@code null}
+     * @throws IllegalArgumentException when a part is longer than its maximum
+     */
     public ScopedKey {
         Objects.requireNonNull(namespace, "namespace");
         Objects.requireNonNull(principal, "principal");
@@ -32,6 +44,9 @@ public record ScopedKey(String namespace, String principal, String key) {
     /**
      * A principal's name as stored: itself when it fits in {@value #MAX_PRINCIPAL} characters, else a
      * prefix and its SHA-256, so that long names stay distinct.
+     *
+     * @param name the principal's name
+     * @return the name as stored, at most {@value #MAX_PRINCIPAL} characters
      */
     public static String principal(String name) {
         if (name.length() <= MAX_PRINCIPAL) {
@@ -48,6 +63,10 @@ public record ScopedKey(String namespace, String principal, String key) {
      * The principal part of a caller's keys (SPEC H9), the one rule for every door: {@code ""} when keys are not
      * scoped per caller, {@value #ANONYMOUS} when there is no authenticated caller (no principal, or one without
      * a name), else {@link #principal(String) its name as stored}.
+     *
+     * @param caller          the authenticated caller, or {@code null}
+     * @param scopedPerCaller whether keys are scoped per caller
+     * @return the principal part of the caller's keys
      */
     public static String principalOf(java.security.Principal caller, boolean scopedPerCaller) {
         if (!scopedPerCaller) {
@@ -57,7 +76,11 @@ public record ScopedKey(String namespace, String principal, String key) {
         return name == null || name.isEmpty() ? ANONYMOUS : principal(name);
     }
 
-    /** The record id: SHA-256 over the three parts, each length-prefixed, as lower-case hex. */
+    /**
+     * The record id: SHA-256 over the three parts, each length-prefixed, as lower-case hex.
+     *
+     * @return 64 lower-case hex digits
+     */
     public String id() {
         MessageDigest sha = sha256();
         for (String part : new String[] {namespace, principal, key}) {
@@ -74,6 +97,8 @@ public record ScopedKey(String namespace, String principal, String key) {
      * no principal, and as the key the 64 hex digits of {@link #id()}, the SHA-256 of the length-prefixed namespace,
      * principal and key. Two callers' keys stay apart (the principal is in the digest), and neither the client's
      * key nor the principal's name is written anywhere: store, export, cache, messages and events see this one.
+     *
+     * @return a new scoped key: this namespace, principal {@code ""}, and {@link #id()} as the key
      */
     public ScopedKey hashed() {
         return new ScopedKey(namespace, "", id());
@@ -83,6 +108,8 @@ public record ScopedKey(String namespace, String principal, String key) {
      * The key as text that no other key shares: each of namespace and principal prefixed by its length, then
      * the key. What caches and in-memory wake-ups are keyed by: building it costs a string concatenation, where
      * {@link #id()} costs a digest, and a replay from the cache must not pay for one.
+     *
+     * @return the length-prefixed namespace and principal followed by the key
      */
     public String cacheId() {
         return namespace.length() + ":" + namespace + principal.length() + ":" + principal + key;

@@ -13,6 +13,8 @@ public interface SightingRecords {
     /**
      * In a transaction of its own: for each key that has a record, {@code lastSeen} becomes the given time unless it is
      * later already; nothing else changes (status, owner, version, expiry), and a key without a record is skipped.
+     *
+     * @param lastSeen the time each key was last seen
      */
     void recordSightings(Map<ScopedKey, Instant> lastSeen);
 }

@@ -12,10 +12,18 @@ import java.util.function.Consumer;
  */
 public interface StoreManagement {
 
-    /** Every record, oldest first (for export). */
+    /**
+     * Every record, oldest first (for export).
+     *
+     * @return every record the store holds, oldest first
+     */
     List<IdempotencyRecord> all();
 
-    /** Writes these records, replacing any with the same scoped key, in one transaction: all or nothing. */
+    /**
+     * Writes these records, replacing any with the same scoped key, in one transaction: all or nothing.
+     *
+     * @param records the records to write
+     */
     void importAll(List<IdempotencyRecord> records);
 
     /**
@@ -24,6 +32,12 @@ public interface StoreManagement {
      * {@code now}; each row is judged again as it is deleted, so a row claimed or taken over in between is
      * kept. Calls {@code deleted} with the key of every record it deleted, and only those (the caller evicts
      * them from the cache). Returns how many it deleted.
+     *
+     * @param which     which records to delete
+     * @param now       the instant at which a claim's lease is judged alive
+     * @param batchSize the most records deleted in one transaction
+     * @param deleted   called with the scoped key of every record deleted
+     * @return how many records were deleted
      */
     int delete(Deletion which, Instant now, int batchSize, Consumer<ScopedKey> deleted);
 }

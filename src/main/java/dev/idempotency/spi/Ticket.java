@@ -20,7 +20,14 @@ import java.time.Instant;
 public record Ticket(ScopedKey scopedKey, String owner, long version, Instant leaseUntil, Instant expiresAt,
                      int attempts, boolean takeover, String fingerprint, String requestType, Instant firstSeen) {
 
-    /** The record as it is once this claim finished with the given outcome. */
+    /**
+     * The record as it is once this claim finished with the given outcome.
+     *
+     * @param status   the outcome: {@link RecordStatus#COMPLETED} or {@link RecordStatus#FAILED}
+     * @param response the stored response, opaque to the store
+     * @param now      when the claim finished: the record's {@code lastSeen} and {@code completedAt}
+     * @return the finished record, with this ticket's owner and version
+     */
     public IdempotencyRecord finished(RecordStatus status, byte[] response, Instant now) {
         return IdempotencyRecord.of(scopedKey).status(status).fingerprint(fingerprint).response(response)
                 .requestType(requestType).attempts(attempts).firstSeen(firstSeen).lastSeen(now).completedAt(now)

@@ -1,7 +1,7 @@
 package dev.idempotency.galera;
 
 import dev.idempotency.IdempotencyInProgressException;
-import dev.idempotency.core.AtomicHold;
+import dev.idempotency.core.Claimed;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
@@ -259,23 +259,23 @@ class GaleraStoreTest {
         CountDownLatch bothCharged = new CountDownLatch(2);
         CountDownLatch firstCommitted = new CountDownLatch(1);
         Future<Boolean> first = pool.submit(() -> {
-            AtomicHold hold = ((Decision.Held) nodes.get(0).beginAtomic(key, "fp-two-commits", null, REJECT)).hold();
+            Claimed held = ((Decision.Held) nodes.get(0).flow(true).hold(key, "fp-two-commits", null, REJECT)).claimed();
             charge(1, "two-commits");
             bothCharged.countDown();
             bothCharged.await();
             try {
-                return nodes.get(0).completeAtomic(hold, "receipt-1".getBytes(StandardCharsets.UTF_8));
+                return held.complete("receipt-1".getBytes(StandardCharsets.UTF_8));
             } finally {
                 firstCommitted.countDown();
             }
         });
         Future<Throwable> second = pool.submit(() -> {
-            AtomicHold hold = ((Decision.Held) nodes.get(1).beginAtomic(key, "fp-two-commits", null, REJECT)).hold();
+            Claimed held = ((Decision.Held) nodes.get(1).flow(true).hold(key, "fp-two-commits", null, REJECT)).claimed();
             charge(2, "two-commits");
             bothCharged.countDown();
             firstCommitted.await();
             try {
-                nodes.get(1).completeAtomic(hold, "receipt-2".getBytes(StandardCharsets.UTF_8));
+                held.complete("receipt-2".getBytes(StandardCharsets.UTF_8));
                 return null;
             } catch (Exception e) {
                 return e;

@@ -35,8 +35,8 @@ import java.util.logging.Logger;
  * The JPA store: portable JPA only (Hibernate, EclipseLink). The database is the judge of "new":
  *
  * <ul>
- * <li><b>claim</b>, in a transaction of its own: on PostgreSQL an insert that does nothing when the row
- *     exists ({@link InsertIfAbsent}), so that a new key costs one statement and a duplicate no
+ * <li><b>claim</b>, in a transaction of its own: where the database's {@link Dialect} has one (PostgreSQL), an
+ *     insert that does nothing when the row exists, so that a new key costs one statement and a duplicate no
  *     error; elsewhere (portable JPA) a plain read, then an insert when there is no row (a concurrent insert of
  *     the same key loses on the primary key and retries, now finding the row). A live row is returned
  *     untouched; an expired, released or lease-expired row is locked ({@code PESSIMISTIC_WRITE}), judged
@@ -46,7 +46,12 @@ import java.util.logging.Logger;
  *     lost); inside the caller's JTA transaction when asked and there is one.</li>
  * <li><b>release</b>: lock, check owner and version, free the row (kept, with its attempts, as
  *     {@code IN_PROGRESS} with no owner).</li>
+ * <li><b>claim in a transaction</b> (atomic): the dialect's insert of a new key's row, waiting a bounded time for
+ *     another transaction's row of the key, sent as the transaction sends it (plain JDBC on its connection, or JPA).</li>
  * </ul>
+ *
+ * <p>What differs between databases is its {@link Dialect}'s; purge, export, import and deletions are
+ * {@link JpaStoreManagement}'s.
  */
 public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims, StoreManagement, dev.idempotency.spi.SightingRecords {
 
@@ -60,10 +65,8 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
 
     private final JpaTransactions transactions;
     private final Map<String, Object> lockHints;
-    private final InsertIfAbsent insertIfAbsent;
-    // The atomic claim's statements in plain JDBC, for a transaction whose connection the store can join.
-    private final JdbcStatement atomicJdbc;
-    private final JdbcStatement atomicJdbcWithType;
+    private final Dialect dialect;
+    private final JpaStoreManagement management;
     private static final JdbcStatement COMPLETE_JDBC = JdbcStatement.of(COMPLETE);
     private static final JdbcStatement COMPLETE_WITHOUT_RESPONSE_JDBC = JdbcStatement.of(COMPLETE_WITHOUT_RESPONSE);
     private static final String UNCLAIM = "DELETE FROM idempotency_record WHERE id = ?1 AND owner = ?2 AND version = ?3";
@@ -85,74 +88,31 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     public JpaIdempotencyStore(JpaTransactions transactions, Duration lockTimeout, InsertIfAbsent insertIfAbsent) {
         this.transactions = transactions;
         this.lockHints = Map.of("jakarta.persistence.lock.timeout", lockTimeout.toMillis());
-        this.insertIfAbsent = insertIfAbsent;
-        this.atomicJdbc = insertIfAbsent.atomicSql == null ? null : JdbcStatement.of(insertIfAbsent.atomicSql);
-        this.atomicJdbcWithType = insertIfAbsent.atomicWithType == null ? null : JdbcStatement.of(insertIfAbsent.atomicWithType);
+        this.dialect = insertIfAbsent.dialect();
+        this.management = new JpaStoreManagement(transactions, lockHints);
     }
 
-    /** How a claim writes a new row. */
+    /** Which database's dialect the store speaks (what differs between databases is a {@link Dialect}'s). */
     public enum InsertIfAbsent {
-        /** Portable JPA: read, then persist when there is no row. */
-        PORTABLE(null),
-        /**
-         * {@code INSERT ... ON CONFLICT DO NOTHING} (PostgreSQL 9.5 and later). The atomic claim is the same
-         * insert in one statement that sets {@code lock_timeout} for its own wait and puts it back.
-         */
-        POSTGRESQL("INSERT INTO idempotency_record (%s) VALUES (%s) ON CONFLICT DO NOTHING",
-                "WITH s AS (SELECT current_setting('lock_timeout') AS old, set_config('lock_timeout', ?15, true) AS lt),"
-                        + " i AS (INSERT INTO idempotency_record (%s) SELECT %s FROM s ON CONFLICT DO NOTHING RETURNING 1)"
-                        + " SELECT (SELECT count(*) FROM i), set_config('lock_timeout', s.old, true) FROM s"),
-        /**
-         * MariaDB: leased claims are portable. The atomic claim is {@code INSERT IGNORE} with its own lock wait
-         * ({@code SET STATEMENT innodb_lock_wait_timeout = n FOR ...}, whole seconds).
-         */
-        // Not for leased claims: INSERT IGNORE takes a shared lock on the existing row, and takers of an expired
-        // lease then each want the exclusive lock on it: InnoDB deadlocks them (found by the 8-takers test).
-        // An atomic claim meets that only for an expired record raced by several callers: the deadlock victim's
-        // transaction rolls back and its next attempt replays or waits.
-        MARIADB(null, "SET STATEMENT innodb_lock_wait_timeout = %%d FOR INSERT IGNORE INTO idempotency_record (%s) VALUES (%s)"),
-        /**
-         * H2: leased claims are portable. The atomic claim is one {@code MERGE ... WHEN NOT MATCHED THEN INSERT}:
-         * no row for a committed key (instead of a read and an insert), and, like a plain insert, a wait for
-         * another transaction's uncommitted row of the key, then a duplicate-key error if it committed. Its wait
-         * is bounded by a query timeout (whole seconds), as the portable insert's.
-         */
-        H2(null, "MERGE INTO idempotency_record t USING (VALUES (%2$s)) s (%1$s) ON t.id = s.id"
-                + " WHEN NOT MATCHED THEN INSERT (%1$s) VALUES (%3$s)");
+        /** A database the store does not know: portable JPA (a read, then an insert), every known failure recognised. */
+        PORTABLE(Dialect.GENERIC),
+        /** PostgreSQL 9.5 and later: {@code INSERT ... ON CONFLICT DO NOTHING}, {@code lock_timeout}. */
+        POSTGRESQL(new PostgresDialect()),
+        /** MariaDB: {@code INSERT IGNORE} with {@code SET STATEMENT innodb_lock_wait_timeout} for atomic claims. */
+        MARIADB(new MariaDbDialect()),
+        /** H2: {@code MERGE ... WHEN NOT MATCHED THEN INSERT} for atomic claims. */
+        H2(new H2Dialect()),
+        /** Apache Derby: portable claims. */
+        DERBY(new DerbyDialect());
 
-        private final String sql;
-        private final String withType;
-        private final String atomicSql;
-        private final String atomicWithType;
+        private final Dialect dialect;
 
-        InsertIfAbsent(String template) {
-            this(template, null);
+        InsertIfAbsent(Dialect dialect) {
+            this.dialect = dialect;
         }
 
-        InsertIfAbsent(String template, String atomicTemplate) {
-            String columns = "id, namespace, principal, idem_key, status, fingerprint, attempts, first_seen, last_seen,"
-                    + " expires_at, lease_until, owner, version";
-            String values = "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13";
-            this.sql = template == null ? null : template.formatted(columns, values);
-            this.withType = template == null ? null : template.formatted(columns + ", request_type", values + ", ?14");
-            // Typed: the values are selected (PostgreSQL) or form a derived table (H2), not inserted directly.
-            boolean typed = "POSTGRESQL".equals(name()) || "H2".equals(name());
-            String atomicValues = typed
-                    ? "CAST(?1 AS VARCHAR), CAST(?2 AS VARCHAR), CAST(?3 AS VARCHAR), CAST(?4 AS VARCHAR), CAST(?5 AS VARCHAR),"
-                    + " CAST(?6 AS VARCHAR), CAST(?7 AS INTEGER), CAST(?8 AS BIGINT), CAST(?9 AS BIGINT), CAST(?10 AS BIGINT),"
-                    + " CAST(?11 AS BIGINT), CAST(?12 AS VARCHAR), CAST(?13 AS BIGINT)" : values;
-            // Ordinal parameters must not leave a gap: the lock timeout is the one after the last value.
-            String withTypeColumns = columns + ", request_type";
-            this.atomicSql = atomicTemplate == null ? null
-                    : atomicTemplate.formatted(columns, atomicValues, sourced(columns)).replace("?15", "?14");
-            this.atomicWithType = atomicTemplate == null ? null
-                    : atomicTemplate.formatted(withTypeColumns, atomicValues + (typed ? ", CAST(?14 AS VARCHAR)" : ", ?14"),
-                    sourced(withTypeColumns));
-        }
-
-        /** {@code "a, b"} as {@code "s.a, s.b"}: the columns of a MERGE's source. */
-        private static String sourced(String columns) {
-            return "s." + columns.replace(", ", ", s.");
+        Dialect dialect() {
+            return dialect;
         }
     }
 
@@ -173,15 +133,13 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     }
 
     private Claim claim(EntityManager em, String id, ClaimRequest request) {
-        if (insertIfAbsent.sql != null) {
-            IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
-            if (insert(em, id, fresh) == 1) {
-                return new Claim.Acquired(ClaimRules.ticket(fresh, false));
-            }
+        IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
+        String insertIfAbsent = dialect.insertIfAbsent(fresh.requestType() != null);
+        if (insertIfAbsent != null && new NativeStatement(insertIfAbsent, null, Dialect.values(id, fresh), 0, false).executeOn(em) == 1) {
+            return new Claim.Acquired(ClaimRules.ticket(fresh, false));
         }
         IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id);
         if (entity == null) {
-            IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
             em.persist(IdempotencyRecordEntity.of(fresh));
             em.flush();
             return new Claim.Acquired(ClaimRules.ticket(fresh, false));
@@ -232,17 +190,18 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         }
         String id = request.scopedKey().id();
         try {
-            if (transactions.hasJoinedConnections() && insertIfAbsent.atomicSql != null) {
-                // The common case, a new key, in plain JDBC on the transaction's connection; an existing row through JPA.
-                IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
-                if (transactions.onJoinedConnection(c -> atomicInsert(c, id, fresh, lockWait)) == 1) {
-                    return new Claim.Acquired(ClaimRules.ticket(fresh, false));
-                }
-                return transactions.inCurrentTransaction(em -> existingAfterAtomicInsert(em, id, request));
+            IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
+            NativeStatement atomic = dialect.atomicInsert(id, fresh, lockWait);
+            if (atomic == null) {
+                return transactions.inCurrentTransaction(em -> portableClaimInTransaction(em, id, fresh, request, lockWait));
             }
-            return transactions.inCurrentTransaction(em -> claimInTransaction(em, id, request, lockWait));
+            // The common case, a new key, in one statement; an existing row through JPA.
+            if (transactions.execute(atomic) == 1) {
+                return new Claim.Acquired(ClaimRules.ticket(fresh, false));
+            }
+            return transactions.inCurrentTransaction(em -> existingAfterAtomicInsert(em, id, request));
         } catch (RuntimeException e) {
-            Claim.Busy busy = busy(e);
+            Claim.Busy busy = dialect.busyIn(e);
             if (busy != null) {
                 LOG.log(Level.FINE, "Atomic claim of {0} met another transaction''s claim: {1}", new Object[] {request.scopedKey(), e});
                 return busy;
@@ -251,21 +210,16 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         }
     }
 
-    private Claim claimInTransaction(EntityManager em, String id, ClaimRequest request, Duration lockWait) {
-        IdempotencyRecord fresh = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH);
-        if (insertIfAbsent.atomicSql != null) {
-            if (atomicInsert(em, id, fresh, lockWait) == 1) {
-                return new Claim.Acquired(ClaimRules.ticket(fresh, false));
-            }
-            return existingAfterAtomicInsert(em, id, request);
-        }
+    /** A read, then, for a new key, a plain insert that waits (bounded by a query timeout) for another transaction's row of the key. */
+    private Claim portableClaimInTransaction(EntityManager em, String id, IdempotencyRecord fresh, ClaimRequest request,
+                                             Duration lockWait) {
         IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id);
         if (entity == null) {
             // Waits for another transaction's uncommitted row of this key, then fails if it committed. The wait is
             // bounded by a query timeout, the one per-statement bound these databases take through JPA (whole seconds).
-            bind(em.createNativeQuery(fresh.requestType() == null ? PLAIN_INSERT : PLAIN_INSERT_WITH_TYPE), id, fresh)
-                    .setHint(QUERY_TIMEOUT, queryTimeoutMillis(lockWait))
-                    .executeUpdate();
+            boolean typed = fresh.requestType() != null;
+            new NativeStatement(typed ? PLAIN_INSERT_WITH_TYPE : PLAIN_INSERT, null, Dialect.values(id, fresh),
+                    Dialect.queryTimeoutSeconds(lockWait), false).executeOn(em);
             return new Claim.Acquired(ClaimRules.ticket(fresh, false));
         }
         return claimExisting(em, entity, request, NO_WAIT);
@@ -273,7 +227,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
 
     /** The atomic insert found a committed row of the key: answer it, or claim it again when it is free. */
     private Claim existingAfterAtomicInsert(EntityManager em, String id, ClaimRequest request) {
-        if (insertIfAbsent == InsertIfAbsent.H2) {
+        if (dialect.plainReadSeesCommittedRow()) {
             // A committed row (H2 reads committed rows, so a plain read finds it).
             IdempotencyRecordEntity entity = em.find(IdempotencyRecordEntity.class, id);
             return entity == null ? new Claim.Busy(true) : claimExisting(em, entity, request, NO_WAIT);
@@ -290,139 +244,13 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     private static final String PLAIN_INSERT_WITH_TYPE = PLAIN_INSERT.replace(", version)", ", version, request_type)")
             .replace("?13)", "?13, ?14)");
 
-    private static final String QUERY_TIMEOUT = "jakarta.persistence.query.timeout";
-
-    /** A lock wait as a JDBC query timeout: whole seconds, at least one (zero would be no limit). */
-    private static int queryTimeoutMillis(Duration lockWait) {
-        long seconds = Math.max(1, lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0));
-        return (int) (seconds * 1000);
-    }
-
     /** Lock hints for a lock taken without waiting (another caller at it now: busy). */
     private static final Map<String, Object> NO_WAIT = Map.of("jakarta.persistence.lock.timeout", 0);
 
-    private int atomicInsert(EntityManager em, String id, IdempotencyRecord r, Duration lockWait) {
-        String sql = r.requestType() == null ? insertIfAbsent.atomicSql : insertIfAbsent.atomicWithType;
-        if (insertIfAbsent == InsertIfAbsent.MARIADB) {
-            // Whole seconds; 0 is "do not wait".
-            long seconds = lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0);
-            return bind(em.createNativeQuery(sql.formatted(seconds)), id, r).executeUpdate();
-        }
-        if (insertIfAbsent == InsertIfAbsent.H2) {
-            return bind(em.createNativeQuery(sql), id, r).setHint(QUERY_TIMEOUT, queryTimeoutMillis(lockWait)).executeUpdate();
-        }
-        // PostgreSQL: lock_timeout 0 would mean "no limit"
-        var q = bind(em.createNativeQuery(sql), id, r)
-                .setParameter(r.requestType() == null ? 14 : 15, Math.max(1, lockWait.toMillis()) + "ms");
-        Object[] row = (Object[]) q.getSingleResult();
-        return ((Number) row[0]).intValue();
-    }
-
-    /** {@link #atomicInsert(EntityManager, String, IdempotencyRecord, Duration)} in plain JDBC. */
-    private int atomicInsert(Connection c, String id, IdempotencyRecord r, Duration lockWait) throws SQLException {
-        JdbcStatement statement = r.requestType() == null ? atomicJdbc : atomicJdbcWithType;
-        Object[] values = values(id, r);
-        if (insertIfAbsent == InsertIfAbsent.MARIADB) {
-            long seconds = lockWait.toSeconds() + (lockWait.toNanosPart() > 0 ? 1 : 0);
-            try (PreparedStatement ps = c.prepareStatement(statement.sql().formatted(seconds))) {
-                statement.bind(ps, values);
-                return ps.executeUpdate();
-            }
-        }
-        if (insertIfAbsent == InsertIfAbsent.H2) {
-            try (PreparedStatement ps = c.prepareStatement(statement.sql())) {
-                statement.bind(ps, values);
-                ps.setQueryTimeout(queryTimeoutMillis(lockWait) / 1000);
-                return ps.executeUpdate();
-            }
-        }
-        // PostgreSQL: lock_timeout 0 would mean "no limit"
-        try (PreparedStatement ps = c.prepareStatement(statement.sql())) {
-            statement.bind(ps, append(values, Math.max(1, lockWait.toMillis()) + "ms"));
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1);
-            }
-        }
-    }
-
-    /** A claim's values in the order of its insert's ordinal parameters ({@code ?14}: the request type, when there is one). */
-    private static Object[] values(String id, IdempotencyRecord r) {
-        Object[] v = {id, r.scopedKey().namespace(), r.scopedKey().principal(), r.scopedKey().key(), r.status().name(),
-                r.fingerprint(), r.attempts(), r.firstSeen().toEpochMilli(), r.lastSeen().toEpochMilli(),
-                r.expiresAt().toEpochMilli(), r.leaseUntil().toEpochMilli(), r.owner(), r.version()};
-        return r.requestType() == null ? v : append(v, r.requestType());
-    }
-
-    private static Object[] append(Object[] values, Object last) {
-        Object[] more = java.util.Arrays.copyOf(values, values.length + 1);
-        more[values.length] = last;
-        return more;
-    }
-
-    /** A lock wait that timed out (not settled), or a duplicate key or deadlock (settled: retry in a new transaction). */
-    private static Claim.Busy busy(Throwable e) {
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof jakarta.persistence.LockTimeoutException || c instanceof jakarta.persistence.PessimisticLockException
-                    || c instanceof jakarta.persistence.QueryTimeoutException) {
-                // Look further for the SQL state; default to a lock wait.
-                Claim.Busy inner = c.getCause() == null ? null : busy(c.getCause());
-                return inner != null ? inner : new Claim.Busy(false);
-            }
-            if (c instanceof java.sql.SQLException sql) {
-                String state = sql.getSQLState() == null ? "" : sql.getSQLState();
-                int code = sql.getErrorCode();
-                // PostgreSQL 55P03 lock_not_available; MariaDB 1205; H2 50200 (HYT00); a query timeout (57014, or
-                // Derby's XCL52)
-                if (state.equals("55P03") || code == 1205 || code == 50200 || state.equals("HYT00")
-                        || state.equals("57014") || state.equals("XCL52")
-                        || c instanceof java.sql.SQLTimeoutException) {
-                    return new Claim.Busy(false);
-                }
-                // a duplicate key (the other transaction committed first), or a deadlock victim
-                if (state.startsWith("23") || lostToAnotherCommit(sql)) {
-                    return new Claim.Busy(true);
-                }
-            }
-            if (c instanceof jakarta.persistence.EntityExistsException) {
-                return new Claim.Busy(true);
-            }
-        }
-        return null;
-    }
-
-    /** SQLState 40001 (serialization failure; MariaDB's deadlock and Galera's certification failure, 1213) or 40P01. */
+    /** A serialization failure in the database's words, anywhere in the failure ({@link Dialect#lostToAnotherCommitIn}). */
     @Override
     public boolean lostToAnotherCommit(Throwable failure) {
-        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        java.util.ArrayDeque<Throwable> next = new java.util.ArrayDeque<>(List.of(failure));
-        while (!next.isEmpty()) {
-            Throwable c = next.pop();
-            if (!seen.add(c)) {
-                continue;
-            }
-            if (c instanceof java.sql.SQLException sql) {
-                if (lostToAnotherCommit(sql)) {
-                    return true;
-                }
-                if (sql.getNextException() != null) {
-                    next.push(sql.getNextException());
-                }
-            }
-            if (c.getCause() != null) {
-                next.push(c.getCause());
-            }
-            for (Throwable s : c.getSuppressed()) {
-                next.push(s);
-            }
-        }
-        return false;
-    }
-
-    /** 40001 (serialization failure; MariaDB's deadlock and Galera's certification failure, 1213) or 40P01. */
-    private static boolean lostToAnotherCommit(java.sql.SQLException sql) {
-        String state = sql.getSQLState() == null ? "" : sql.getSQLState();
-        return state.equals("40001") || state.equals("40P01") || sql.getErrorCode() == 1213;
+        return dialect.lostToAnotherCommitIn(failure);
     }
 
     @Override
@@ -445,32 +273,6 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not undo the claim of the " + ticket.scopedKey(), e);
         }
-    }
-
-    private int insert(EntityManager em, String id, IdempotencyRecord r) {
-        return bind(em.createNativeQuery(r.requestType() == null ? insertIfAbsent.sql : insertIfAbsent.withType), id, r)
-                .executeUpdate();
-    }
-
-    private static jakarta.persistence.Query bind(jakarta.persistence.Query insert, String id, IdempotencyRecord r) {
-        insert
-                .setParameter(1, id)
-                .setParameter(2, r.scopedKey().namespace())
-                .setParameter(3, r.scopedKey().principal())
-                .setParameter(4, r.scopedKey().key())
-                .setParameter(5, r.status().name())
-                .setParameter(6, r.fingerprint())
-                .setParameter(7, r.attempts())
-                .setParameter(8, r.firstSeen().toEpochMilli())
-                .setParameter(9, r.lastSeen().toEpochMilli())
-                .setParameter(10, r.expiresAt().toEpochMilli())
-                .setParameter(11, r.leaseUntil().toEpochMilli())
-                .setParameter(12, r.owner())
-                .setParameter(13, r.version());
-        if (r.requestType() != null) {
-            insert.setParameter(14, r.requestType());
-        }
-        return insert;
     }
 
     @Override
@@ -534,12 +336,10 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
      */
     @Override
     public Instant currentTime() {
-        String sql = switch (insertIfAbsent) {
-            case POSTGRESQL -> "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)";
-            case MARIADB -> "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)";
-            case H2 -> "SELECT CAST(EXTRACT(EPOCH FROM CURRENT_TIMESTAMP) * 1000 AS BIGINT)";
-            case PORTABLE -> throw new UnsupportedOperationException("The database of this store is not known");
-        };
+        String sql = dialect.clockQuery();
+        if (sql == null) {
+            throw new UnsupportedOperationException("The database of this store is not known");
+        }
         try {
             return Instant.ofEpochMilli(transactions.inNewTransaction(em ->
                     ((Number) em.createNativeQuery(sql).getSingleResult()).longValue()));
@@ -623,115 +423,22 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
 
     @Override
     public int purgeExpired(Instant now, int max) {
-        long nowMillis = now.toEpochMilli();
-        try {
-            return transactions.inNewTransaction(em -> {
-                List<String> ids = em.createQuery("select r.id from IdempotencyRecord r where r.expiresAt <= :now"
-                                + " and (r.status <> :inProgress or r.leaseUntil is null or r.leaseUntil <= :now)"
-                                + " order by r.expiresAt", String.class)
-                        .setParameter("now", nowMillis)
-                        .setParameter("inProgress", RecordStatus.IN_PROGRESS)
-                        .setMaxResults(max)
-                        .getResultList();
-                if (ids.isEmpty()) {
-                    return 0;
-                }
-                // Judged again as it is deleted: a row taken over or claimed again in between is kept.
-                return em.createQuery("delete from IdempotencyRecord r where r.id in :ids and r.expiresAt <= :now and " + NOT_LIVE)
-                        .setParameter("ids", ids)
-                        .setParameter("now", nowMillis)
-                        .setParameter("inProgress", RecordStatus.IN_PROGRESS)
-                        .executeUpdate();
-            });
-        } catch (RuntimeException e) {
-            throw new IdempotencyStoreException("Could not purge expired records", e);
-        }
+        return management.purgeExpired(now, max);
     }
 
     @Override
     public List<IdempotencyRecord> all() {
-        try {
-            return transactions.inCurrentTransaction(em -> em.createQuery("select r from IdempotencyRecord r order by r.firstSeen",
-                    IdempotencyRecordEntity.class).getResultList().stream().map(IdempotencyRecordEntity::toRecord).toList());
-        } catch (RuntimeException e) {
-            throw new IdempotencyStoreException("Could not read the records", e);
-        }
+        return management.all();
     }
 
     @Override
     public void importAll(List<IdempotencyRecord> records) {
-        try {
-            transactions.inNewTransaction(em -> {
-                for (IdempotencyRecord r : records) {
-                    IdempotencyRecordEntity e = em.find(IdempotencyRecordEntity.class, r.scopedKey().id(), LockModeType.PESSIMISTIC_WRITE, lockHints);
-                    if (e == null) {
-                        em.persist(IdempotencyRecordEntity.of(r));
-                    } else {
-                        e.assign(r);
-                    }
-                }
-                return null;
-            });
-        } catch (RuntimeException e) {
-            throw new IdempotencyStoreException("Could not import " + records.size() + " records; none was imported", e);
-        }
+        management.importAll(records);
     }
-
-    /** Not a claim whose lease is alive at {@code :now} (SPEC L3). */
-    private static final String NOT_LIVE = "(r.status <> :inProgress or r.leaseUntil is null or r.leaseUntil <= :now)";
 
     @Override
     public int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
-        if (batchSize < 1) {
-            throw new IllegalArgumentException("batchSize must be at least 1");
-        }
-        String where = which instanceof Deletion.FirstSeenBefore ? "r.firstSeen < :cutoff and " + NOT_LIVE : NOT_LIVE;
-        try {
-            long remaining = which instanceof Deletion.OldestBeyond o
-                    ? Math.max(0, transactions.inNewTransaction(em -> em.createQuery("select count(r) from IdempotencyRecord r", Long.class)
-                    .getSingleResult()) - o.keep())
-                    : Long.MAX_VALUE;
-            int total = 0;
-            while (remaining > 0) {
-                int limit = (int) Math.min(batchSize, remaining);
-                List<ScopedKey> batch = transactions.inNewTransaction(em -> deleteBatch(em, which, where, now, limit));
-                if (batch.isEmpty()) {
-                    break;
-                }
-                batch.forEach(deleted);
-                total += batch.size();
-                remaining -= batch.size();
-            }
-            return total;
-        } catch (RuntimeException e) {
-            throw new IdempotencyStoreException("Could not delete records", e);
-        }
-    }
-
-    /** One batch, oldest first: selected, deleted under the same condition judged again, and the deleted keys. */
-    private List<ScopedKey> deleteBatch(EntityManager em, Deletion which, String where, Instant now, int limit) {
-        var select = em.createQuery("select r.id, r.namespace, r.principal, r.key from IdempotencyRecord r where " + where
-                + " order by r.firstSeen, r.id", Object[].class).setMaxResults(limit);
-        List<Object[]> rows = bindDeletion(select, which, now).getResultList();
-        if (rows.isEmpty()) {
-            return List.of();
-        }
-        List<String> ids = rows.stream().map(row -> (String) row[0]).toList();
-        int n = bindDeletion(em.createQuery("delete from IdempotencyRecord r where r.id in :ids and " + where), which, now)
-                .setParameter("ids", ids).executeUpdate();
-        java.util.Set<String> kept = n == ids.size() ? java.util.Set.of()
-                : new java.util.HashSet<>(em.createQuery("select r.id from IdempotencyRecord r where r.id in :ids", String.class)
-                .setParameter("ids", ids).getResultList());
-        return rows.stream().filter(row -> !kept.contains((String) row[0]))
-                .map(row -> new ScopedKey((String) row[1], (String) row[2], (String) row[3])).toList();
-    }
-
-    private static <Q extends jakarta.persistence.Query> Q bindDeletion(Q q, Deletion which, Instant now) {
-        q.setParameter("inProgress", RecordStatus.IN_PROGRESS).setParameter("now", now.toEpochMilli());
-        if (which instanceof Deletion.FirstSeenBefore f) {
-            q.setParameter("cutoff", f.cutoff().toEpochMilli());
-        }
-        return q;
+        return management.delete(which, now, batchSize, deleted);
     }
 
     private static <T extends Throwable> T findCause(Throwable t, Class<T> type) {

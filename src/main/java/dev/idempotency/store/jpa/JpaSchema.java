@@ -100,6 +100,9 @@ public final class JpaSchema {
         if (p.equals("h2")) {
             return JpaIdempotencyStore.InsertIfAbsent.H2;
         }
+        if (p.contains("derby")) {
+            return JpaIdempotencyStore.InsertIfAbsent.DERBY;
+        }
         return JpaIdempotencyStore.InsertIfAbsent.PORTABLE;
     }
 

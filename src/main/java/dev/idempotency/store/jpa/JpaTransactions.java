@@ -46,4 +46,12 @@ public interface JpaTransactions {
     interface ConnectionWork<T> {
         T run(Connection connection) throws SQLException;
     }
+
+    /**
+     * Sends one of the store's statements in the active transaction: in plain JDBC on the connection the transaction
+     * holds, where the store can join it, else through the entity manager. Returns the rows it wrote.
+     */
+    default int execute(NativeStatement statement) {
+        return hasJoinedConnections() ? onJoinedConnection(statement::executeOn) : inCurrentTransaction(statement::executeOn);
+    }
 }

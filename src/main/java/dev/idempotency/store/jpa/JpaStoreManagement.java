@@ -1,0 +1,138 @@
+package dev.idempotency.store.jpa;
+
+import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.spi.Deletion;
+import dev.idempotency.spi.IdempotencyRecord;
+import dev.idempotency.spi.RecordStatus;
+import dev.idempotency.spi.ScopedKey;
+
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The JPA store's management of its records (the {@code StoreManagement} and purge operations): purge, export, import
+ * and deletions, each in transactions of its own, in portable JPQL; never a claim whose lease is alive.
+ */
+final class JpaStoreManagement {
+
+    private final JpaTransactions transactions;
+    private final Map<String, Object> lockHints;
+
+    JpaStoreManagement(JpaTransactions transactions, Map<String, Object> lockHints) {
+        this.transactions = transactions;
+        this.lockHints = lockHints;
+    }
+
+    int purgeExpired(Instant now, int max) {
+        long nowMillis = now.toEpochMilli();
+        try {
+            return transactions.inNewTransaction(em -> {
+                List<String> ids = em.createQuery("select r.id from IdempotencyRecord r where r.expiresAt <= :now"
+                                + " and (r.status <> :inProgress or r.leaseUntil is null or r.leaseUntil <= :now)"
+                                + " order by r.expiresAt", String.class)
+                        .setParameter("now", nowMillis)
+                        .setParameter("inProgress", RecordStatus.IN_PROGRESS)
+                        .setMaxResults(max)
+                        .getResultList();
+                if (ids.isEmpty()) {
+                    return 0;
+                }
+                // Judged again as it is deleted: a row taken over or claimed again in between is kept.
+                return em.createQuery("delete from IdempotencyRecord r where r.id in :ids and r.expiresAt <= :now and " + NOT_LIVE)
+                        .setParameter("ids", ids)
+                        .setParameter("now", nowMillis)
+                        .setParameter("inProgress", RecordStatus.IN_PROGRESS)
+                        .executeUpdate();
+            });
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not purge expired records", e);
+        }
+    }
+
+    List<IdempotencyRecord> all() {
+        try {
+            return transactions.inCurrentTransaction(em -> em.createQuery("select r from IdempotencyRecord r order by r.firstSeen",
+                    IdempotencyRecordEntity.class).getResultList().stream().map(IdempotencyRecordEntity::toRecord).toList());
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not read the records", e);
+        }
+    }
+
+    void importAll(List<IdempotencyRecord> records) {
+        try {
+            transactions.inNewTransaction(em -> {
+                for (IdempotencyRecord r : records) {
+                    IdempotencyRecordEntity e = em.find(IdempotencyRecordEntity.class, r.scopedKey().id(), LockModeType.PESSIMISTIC_WRITE, lockHints);
+                    if (e == null) {
+                        em.persist(IdempotencyRecordEntity.of(r));
+                    } else {
+                        e.assign(r);
+                    }
+                }
+                return null;
+            });
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not import " + records.size() + " records; none was imported", e);
+        }
+    }
+
+    /** Not a claim whose lease is alive at {@code :now} (SPEC L3). */
+    private static final String NOT_LIVE = "(r.status <> :inProgress or r.leaseUntil is null or r.leaseUntil <= :now)";
+
+    int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
+        if (batchSize < 1) {
+            throw new IllegalArgumentException("batchSize must be at least 1");
+        }
+        String where = which instanceof Deletion.FirstSeenBefore ? "r.firstSeen < :cutoff and " + NOT_LIVE : NOT_LIVE;
+        try {
+            long remaining = which instanceof Deletion.OldestBeyond o
+                    ? Math.max(0, transactions.inNewTransaction(em -> em.createQuery("select count(r) from IdempotencyRecord r", Long.class)
+                    .getSingleResult()) - o.keep())
+                    : Long.MAX_VALUE;
+            int total = 0;
+            while (remaining > 0) {
+                int limit = (int) Math.min(batchSize, remaining);
+                List<ScopedKey> batch = transactions.inNewTransaction(em -> deleteBatch(em, which, where, now, limit));
+                if (batch.isEmpty()) {
+                    break;
+                }
+                batch.forEach(deleted);
+                total += batch.size();
+                remaining -= batch.size();
+            }
+            return total;
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("Could not delete records", e);
+        }
+    }
+
+    /** One batch, oldest first: selected, deleted under the same condition judged again, and the deleted keys. */
+    private List<ScopedKey> deleteBatch(EntityManager em, Deletion which, String where, Instant now, int limit) {
+        var select = em.createQuery("select r.id, r.namespace, r.principal, r.key from IdempotencyRecord r where " + where
+                + " order by r.firstSeen, r.id", Object[].class).setMaxResults(limit);
+        List<Object[]> rows = bindDeletion(select, which, now).getResultList();
+        if (rows.isEmpty()) {
+            return List.of();
+        }
+        List<String> ids = rows.stream().map(row -> (String) row[0]).toList();
+        int n = bindDeletion(em.createQuery("delete from IdempotencyRecord r where r.id in :ids and " + where), which, now)
+                .setParameter("ids", ids).executeUpdate();
+        java.util.Set<String> kept = n == ids.size() ? java.util.Set.of()
+                : new java.util.HashSet<>(em.createQuery("select r.id from IdempotencyRecord r where r.id in :ids", String.class)
+                .setParameter("ids", ids).getResultList());
+        return rows.stream().filter(row -> !kept.contains((String) row[0]))
+                .map(row -> new ScopedKey((String) row[1], (String) row[2], (String) row[3])).toList();
+    }
+
+    private static <Q extends jakarta.persistence.Query> Q bindDeletion(Q q, Deletion which, Instant now) {
+        q.setParameter("inProgress", RecordStatus.IN_PROGRESS).setParameter("now", now.toEpochMilli());
+        if (which instanceof Deletion.FirstSeenBefore f) {
+            q.setParameter("cutoff", f.cutoff().toEpochMilli());
+        }
+        return q;
+    }
+}

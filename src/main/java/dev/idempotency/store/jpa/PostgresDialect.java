@@ -1,0 +1,58 @@
+package dev.idempotency.store.jpa;
+
+import dev.idempotency.spi.Claim;
+import dev.idempotency.spi.IdempotencyRecord;
+
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * PostgreSQL (9.5 and later): {@code INSERT ... ON CONFLICT DO NOTHING} for both claims; the atomic one in one
+ * statement that sets {@code lock_timeout} for its own wait (in milliseconds) and puts it back. A failed statement
+ * aborts the whole transaction here, so a claim never lets one fail on purpose.
+ */
+final class PostgresDialect extends Dialect {
+
+    private static final String INSERT = "INSERT INTO idempotency_record (%s) VALUES (%s) ON CONFLICT DO NOTHING";
+    private static final String ATOMIC = "WITH s AS (SELECT current_setting('lock_timeout') AS old, set_config('lock_timeout', ?%d, true) AS lt),"
+            + " i AS (INSERT INTO idempotency_record (%s) SELECT %s FROM s ON CONFLICT DO NOTHING RETURNING 1)"
+            + " SELECT (SELECT count(*) FROM i), set_config('lock_timeout', s.old, true) FROM s";
+    private static final String INSERT_PLAIN = INSERT.formatted(COLUMNS, VALUES);
+    private static final String INSERT_TYPED = INSERT.formatted(COLUMNS + ", request_type", VALUES + ", ?14");
+    private static final String ATOMIC_PLAIN = ATOMIC.formatted(14, COLUMNS, TYPED_VALUES);
+    private static final String ATOMIC_TYPED = ATOMIC.formatted(15, COLUMNS + ", request_type", TYPED_VALUES + ", CAST(?14 AS VARCHAR)");
+    private static final JdbcStatement ATOMIC_PLAIN_JDBC = JdbcStatement.of(ATOMIC_PLAIN);
+    private static final JdbcStatement ATOMIC_TYPED_JDBC = JdbcStatement.of(ATOMIC_TYPED);
+
+    @Override
+    String insertIfAbsent(boolean withRequestType) {
+        return withRequestType ? INSERT_TYPED : INSERT_PLAIN;
+    }
+
+    @Override
+    NativeStatement atomicInsert(String id, IdempotencyRecord r, Duration lockWait) {
+        boolean typed = r.requestType() != null;
+        // lock_timeout 0 would mean "no limit"
+        Object[] values = append(values(id, r), Math.max(1, lockWait.toMillis()) + "ms");
+        return new NativeStatement(typed ? ATOMIC_TYPED : ATOMIC_PLAIN, typed ? ATOMIC_TYPED_JDBC : ATOMIC_PLAIN_JDBC, values, 0, true);
+    }
+
+    @Override
+    String clockQuery() {
+        return "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)";
+    }
+
+    /** 55P03 lock_not_available (lock_timeout), 57014 query_canceled (a query timeout). */
+    @Override
+    Claim.Busy busy(SQLException e) {
+        String state = state(e);
+        return busy(e, state.equals("55P03") || state.equals("57014"));
+    }
+
+    /** 40001 serialization_failure, 40P01 deadlock_detected. */
+    @Override
+    boolean lostToAnotherCommit(SQLException e) {
+        String state = state(e);
+        return state.equals("40001") || state.equals("40P01");
+    }
+}
