@@ -18,16 +18,11 @@ import dev.idempotency.spi.Ticket;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.LockModeType;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -256,72 +251,34 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     @Override
     public void unclaimInTransaction(Ticket ticket) {
         try {
-            if (transactions.hasJoinedConnections() && transactions.canJoin()) {
-                transactions.onJoinedConnection(c -> {
-                    try (PreparedStatement ps = c.prepareStatement(UNCLAIM_JDBC.sql())) {
-                        UNCLAIM_JDBC.bind(ps, ticket.scopedKey().id(), ticket.owner(), ticket.version());
-                        return ps.executeUpdate();
-                    }
-                });
-                return;
-            }
-            transactions.inCurrentTransaction(em -> em.createNativeQuery(UNCLAIM)
-                    .setParameter(1, ticket.scopedKey().id())
-                    .setParameter(2, ticket.owner())
-                    .setParameter(3, ticket.version())
-                    .executeUpdate());
+            transactions.execute(new NativeStatement(UNCLAIM, UNCLAIM_JDBC,
+                    new Object[] {ticket.scopedKey().id(), ticket.owner(), ticket.version()}, 0, false));
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not undo the claim of the " + ticket.scopedKey(), e);
         }
     }
 
+    /**
+     * One fenced {@code UPDATE} (plain SQL that every database takes: a JPQL update would be translated again on every
+     * call): in the caller's transaction when the completion joins it (on its connection where the store can join it),
+     * else in a transaction of its own. No row updated: the claim was taken over.
+     */
     @Override
     public void complete(Ticket ticket, Completion completion) {
-        String id = ticket.scopedKey().id();
-        long now = completion.now().toEpochMilli();
-        Function<EntityManager, Void> work = em -> {
-            // Plain SQL that every database takes: a JPQL update would be translated again on every call.
-            var update = em.createNativeQuery(completion.response() == null ? COMPLETE_WITHOUT_RESPONSE : COMPLETE)
-                    .setParameter(1, completion.status().name())
-                    .setParameter(2, now)
-                    .setParameter(3, id)
-                    .setParameter(4, ticket.owner())
-                    .setParameter(5, ticket.version());
-            if (completion.response() != null) {
-                update.setParameter(6, completion.response());
-            }
-            int updated = update.executeUpdate();
-            if (updated != 1) {
-                throw leaseLost(ticket);
-            }
-            return null;
-        };
+        boolean withResponse = completion.response() != null;
+        Object[] values = {completion.status().name(), completion.now().toEpochMilli(), ticket.scopedKey().id(), ticket.owner(),
+                ticket.version(), completion.response()};
+        NativeStatement update = new NativeStatement(withResponse ? COMPLETE : COMPLETE_WITHOUT_RESPONSE,
+                withResponse ? COMPLETE_JDBC : COMPLETE_WITHOUT_RESPONSE_JDBC,
+                withResponse ? values : java.util.Arrays.copyOf(values, 5), 0, false);
+        int updated;
         try {
-            if (completion.joinTransaction() && transactions.hasJoinedConnections() && transactions.canJoin()) {
-                JdbcStatement statement = completion.response() == null ? COMPLETE_WITHOUT_RESPONSE_JDBC : COMPLETE_JDBC;
-                int updated = transactions.onJoinedConnection(c -> {
-                    try (PreparedStatement ps = c.prepareStatement(statement.sql())) {
-                        statement.bind(ps, completion.status().name(), now, id, ticket.owner(), ticket.version(),
-                                completion.response());
-                        return ps.executeUpdate();
-                    }
-                });
-                if (updated != 1) {
-                    throw leaseLost(ticket);
-                }
-            } else if (completion.joinTransaction()) {
-                transactions.inCurrentTransaction(work);
-            } else {
-                transactions.inNewTransaction(work);
-            }
-        } catch (IdempotencyLeaseLostException e) {
-            throw e;
+            updated = completion.joinTransaction() ? transactions.execute(update) : transactions.inNewTransaction(update::executeOn);
         } catch (RuntimeException e) {
-            IdempotencyLeaseLostException lost = findCause(e, IdempotencyLeaseLostException.class);
-            if (lost != null) {
-                throw lost;
-            }
             throw new IdempotencyStoreException("Could not store the outcome of the " + ticket.scopedKey(), e);
+        }
+        if (updated != 1) {
+            throw leaseLost(ticket);
         }
     }
 
@@ -439,14 +396,5 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     @Override
     public int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
         return management.delete(which, now, batchSize, deleted);
-    }
-
-    private static <T extends Throwable> T findCause(Throwable t, Class<T> type) {
-        for (Throwable c = t; c != null; c = c.getCause()) {
-            if (type.isInstance(c)) {
-                return type.cast(c);
-            }
-        }
-        return null;
     }
 }

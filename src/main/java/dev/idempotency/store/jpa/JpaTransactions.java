@@ -48,10 +48,12 @@ public interface JpaTransactions {
     }
 
     /**
-     * Sends one of the store's statements in the active transaction: in plain JDBC on the connection the transaction
-     * holds, where the store can join it, else through the entity manager. Returns the rows it wrote.
+     * Sends one of the store's statements in the current transaction: in plain JDBC on the connection an active
+     * transaction holds, where the store can join it, else through the entity manager ({@link #inCurrentTransaction}).
+     * Returns the rows it wrote.
      */
     default int execute(NativeStatement statement) {
-        return hasJoinedConnections() ? onJoinedConnection(statement::executeOn) : inCurrentTransaction(statement::executeOn);
+        return hasJoinedConnections() && canJoin() ? onJoinedConnection(statement::executeOn)
+                : inCurrentTransaction(statement::executeOn);
     }
 }
