@@ -22,5 +22,15 @@ public enum ClaimMode {
      * stored when the operation returns. For long external calls that should show "in progress" without
      * holding a transaction, and for Java SE without a transaction manager.
      */
-    LEASED
+    LEASED,
+    /**
+     * Nothing is written before the operation runs; when it has run, its finished result is inserted in the same
+     * transaction (the caller's, or one the library begins around the call) and commits with the work: one write per
+     * first request. Concurrent duplicates are held off before they run by an in-progress marker (this node's, and the
+     * clustered or remote cache's across nodes); where two calls ran anyway, the database's unique key lets only the
+     * first commit, and the other's transaction, its work with it, rolls back. Needs a JTA transaction manager, like
+     * {@link #ATOMIC}. Effects outside the transaction (an e-mail, a call to another service) can run twice when markers
+     * cannot see each other (nodes without a shared cache, a marker lost with a cache node).
+     */
+    OPTIMISTIC
 }

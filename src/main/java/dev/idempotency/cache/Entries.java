@@ -19,6 +19,12 @@ interface Entries {
 
     void putIfAbsent(String id, byte[] value, long lifespan, TimeUnit unit);
 
+    /** A put-if-absent that says whether it put. */
+    boolean add(String id, byte[] value, long lifespan, TimeUnit unit);
+
+    /** Removes the entry when it holds this value. */
+    void removeIf(String id, byte[] value);
+
     void clear();
 
     int size();
@@ -42,6 +48,16 @@ interface Entries {
             @Override
             public void putIfAbsent(String id, byte[] value, long lifespan, TimeUnit unit) {
                 cache.putIfAbsent(id, value, lifespan, unit);
+            }
+
+            @Override
+            public boolean add(String id, byte[] value, long lifespan, TimeUnit unit) {
+                return cache.putIfAbsent(id, value, lifespan, unit) == null;
+            }
+
+            @Override
+            public void removeIf(String id, byte[] value) {
+                cache.remove(id, value);
             }
 
             @Override

@@ -209,6 +209,35 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         wrote();
     }
 
+    /**
+     * The optimistic claim's marker: an entry of its own beside the key's record ({@link #markerId}), put if absent, with
+     * the holder's name as its value and {@code atMost} as its life. It decodes to no record, so a reader never replays
+     * it; a forged one can only hold duplicates off until it expires.
+     */
+    @Override
+    public boolean mark(ScopedKey key, String holder, java.time.Duration atMost) {
+        return cache.add(markerId(key.cacheId()), marker(holder), Math.max(1, atMost.toMillis()), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void unmark(ScopedKey key, String holder) {
+        cache.removeIf(markerId(key.cacheId()), marker(holder));
+    }
+
+    /** A marker's id: the record's, with a suffix no record id has (ids are hex digests or escaped keys). */
+    static String markerId(String cacheId) {
+        return cacheId + MARKER_SUFFIX;
+    }
+
+    private static final String MARKER_SUFFIX = "\u0000running";
+    /** A marker's first byte (never read as a record: it sits under an id of its own). */
+    private static final byte MARKER = 'M';
+
+    private static byte[] marker(String holder) {
+        byte[] name = holder.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return java.nio.ByteBuffer.allocate(1 + name.length).put(MARKER).put(name).array();
+    }
+
     /** A write of this node's that its own listener must hear of (a put always changes the entry). */
     private void wrote() {
         if (listen != null) {

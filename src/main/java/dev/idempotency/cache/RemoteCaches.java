@@ -186,6 +186,17 @@ public final class RemoteCaches {
             }
 
             @Override
+            public boolean add(String id, byte[] value, long lifespan, TimeUnit unit) {
+                return await(cache.withFlags(org.infinispan.client.hotrod.Flag.FORCE_RETURN_VALUE).putIfAbsentAsync(id, value, lifespan, unit),
+                        timeout, "writing a cache entry") == null;
+            }
+
+            @Override
+            public void removeIf(String id, byte[] value) {
+                await(cache.removeAsync(id, value), timeout, "removing a cache entry");
+            }
+
+            @Override
             public void clear() {
                 await(cache.clearAsync(), timeout, "clearing the cache");
             }

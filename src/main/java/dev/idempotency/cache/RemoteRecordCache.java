@@ -138,6 +138,34 @@ final class RemoteRecordCache implements ManagedRecordCache {
         }
     }
 
+    /** The marker on the servers; while the cache is bypassed, none (the store alone holds duplicates off). */
+    @Override
+    public boolean mark(ScopedKey key, String holder, Duration atMost) {
+        InfinispanRecordCache r = usable();
+        if (r == null) {
+            return true;
+        }
+        try {
+            return r.mark(key, holder, atMost);
+        } catch (RuntimeException e) {
+            bypass(e);
+            return true;
+        }
+    }
+
+    @Override
+    public void unmark(ScopedKey key, String holder) {
+        InfinispanRecordCache r = usable();
+        if (r == null) {
+            return; // it expires on its own
+        }
+        try {
+            r.unmark(key, holder);
+        } catch (RuntimeException e) {
+            bypass(e);
+        }
+    }
+
     @Override
     public void evict(ScopedKey key) {
         String id = key.cacheId();

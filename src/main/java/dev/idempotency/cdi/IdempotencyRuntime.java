@@ -204,18 +204,18 @@ public class IdempotencyRuntime {
                 store.getClass().getSimpleName(), recordCache == null ? "no cache" : recordCache.description()});
     }
 
-    /** {@code claim = ATOMIC} where it cannot work fails the deployment, naming the methods and the fix (SPEC A5). */
+    /** {@code claim = ATOMIC} or {@code OPTIMISTIC} where it cannot work fails the deployment, naming the methods and the fix (SPEC A5). */
     private void checkClaimModes(IdempotencyEngine engine) {
         if (engine.supportsAtomicClaims(true)) {
             return;
         }
         boolean calls = engine.supportsAtomicClaims();
         java.util.List<String> atomic = extension.allSettings().stream()
-                .filter(m -> m.enabled() && m.claim() == dev.idempotency.ClaimMode.ATOMIC)
+                .filter(m -> m.enabled() && (m.claim() == dev.idempotency.ClaimMode.ATOMIC || m.claim() == dev.idempotency.ClaimMode.OPTIMISTIC))
                 .filter(m -> !calls || m.keySource() == dev.idempotency.config.KeySource.HTTP_HEADER)
                 .map(dev.idempotency.config.MethodSettings::describe).sorted().toList();
         if (!atomic.isEmpty()) {
-            throw new IdempotencyConfigurationException("@Idempotent methods " + atomic + " ask for claim ATOMIC, but "
+            throw new IdempotencyConfigurationException("@Idempotent methods " + atomic + " ask for claim ATOMIC or OPTIMISTIC, but "
                     + (calls ? "no UserTransaction can begin a transaction on a request's thread"
                     : engine.store() instanceof dev.idempotency.spi.AtomicClaims ? "there is no JTA transaction manager"
                     : "the store " + engine.store().getClass().getName() + " cannot claim inside a transaction")
@@ -239,9 +239,11 @@ public class IdempotencyRuntime {
      */
     private static dev.idempotency.core.ClaimFlow chooseFlow(IdempotencyEngine engine, dev.idempotency.config.MethodSettings m) {
         boolean onThread = m.keySource() == dev.idempotency.config.KeySource.HTTP_HEADER;
-        boolean atomic = m.claim() == dev.idempotency.ClaimMode.ATOMIC
-                || m.claim() == dev.idempotency.ClaimMode.DEFAULT && !m.async() && engine.supportsAtomicClaims(onThread);
-        return engine.flow(atomic);
+        if (m.claim() != dev.idempotency.ClaimMode.DEFAULT) {
+            return engine.flow(m.claim());
+        }
+        return engine.flow(!m.async() && engine.supportsAtomicClaims(onThread)
+                ? dev.idempotency.ClaimMode.ATOMIC : dev.idempotency.ClaimMode.LEASED);
     }
 
     /** The cache in front of the store, or {@link RecordCache#NONE}. */

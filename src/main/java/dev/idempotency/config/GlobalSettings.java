@@ -264,9 +264,9 @@ public record GlobalSettings(
                 + ConfigKey.CACHE_ALLOW_INSECURE_TRANSPORT.key() + "=true";
     }
 
-    /** {@code auto} (the default: {@link ClaimMode#DEFAULT}), {@code atomic} or {@code leased}. */
+    /** {@code auto} (the default: {@link ClaimMode#DEFAULT}), {@code atomic}, {@code leased} or {@code optimistic}. */
     public static ClaimMode claimMode(String key, String value) {
-        String v = ConfigValues.oneOf(key, value, "auto", "atomic", "leased");
+        String v = ConfigValues.oneOf(key, value, "auto", "atomic", "leased", "optimistic");
         return v.equals("auto") ? ClaimMode.DEFAULT : ClaimMode.valueOf(v.toUpperCase(java.util.Locale.ROOT));
     }
 

@@ -327,14 +327,15 @@ final class MethodResolution {
         // request's thread has gone on to other requests: no transaction begun on that thread may wait for it.
         boolean suspends = java.util.Arrays.stream(method.getParameterAnnotations()).flatMap(java.util.Arrays::stream)
                 .anyMatch(a -> a.annotationType().getName().equals("jakarta.ws.rs.container.Suspended"));
-        if (suspends && claim == ClaimMode.ATOMIC) {
-            problems.add(" suspends its response (@Suspended) and asks for claim ATOMIC: its "
+        boolean inTransaction = claim == ClaimMode.ATOMIC || claim == ClaimMode.OPTIMISTIC;
+        if (suspends && inTransaction) {
+            problems.add(" suspends its response (@Suspended) and asks for claim " + claim + ": its "
                     + "answer comes after the request's transaction must end. Use claim = ClaimMode.LEASED (or leave claim to its default)");
         } else if (suspends) {
             claim = ClaimMode.LEASED;
         }
-        if (async && claim == ClaimMode.ATOMIC) {
-            problems.add(" returns a CompletionStage and asks for claim ATOMIC: its work ends "
+        if (async && inTransaction) {
+            problems.add(" returns a CompletionStage and asks for claim " + claim + ": its work ends "
                     + "after the transaction could commit. Use claim = ClaimMode.LEASED (or leave claim to its default)");
         }
         if (Modifier.isStatic(method.getModifiers()) || Modifier.isPrivate(method.getModifiers())) {

@@ -64,6 +64,7 @@ final class AtomicClaimLoop {
         long decisionDeadline = started + policy.claimLockTimeout().toNanos() + MIN_POLL.toNanos();
         String id = key.cacheId();
         int settledRetries = 0;
+        int passes = 0;
         while (true) {
             IdempotencyRecord cached = cache.finished(key);
             if (cached != null) {
@@ -73,7 +74,7 @@ final class AtomicClaimLoop {
             CompletionSignals.Subscription subscription = signals.subscribe(key);
             try {
                 Duration retryAfter = Replies.MIN_RETRY_AFTER;
-                LocalClaim mine = new LocalClaim();
+                LocalClaim mine = new LocalClaim(passes++ > 0);
                 LocalClaim other = heldHere.putIfAbsent(id, mine);
                 if (other != null) {
                     // Another call on this node claims the key, or holds it: no SQL, no connection.
@@ -106,7 +107,7 @@ final class AtomicClaimLoop {
                         continue; // the other transaction committed: a new one finds its row
                     }
                     retryAfter = blocked.retryAfter();
-                    if (joined) {
+                    if (joined && !blocked.untouched()) {
                         // The caller's transaction may be broken by the failed statement, and cannot be retried here.
                         throw replies.rejected(key, retryAfter);
                     }
@@ -127,6 +128,12 @@ final class AtomicClaimLoop {
     /** A key this node claims (or holds, once {@code acquired}) in a transaction that has not completed. */
     static final class LocalClaim {
         volatile boolean acquired;
+        /** Whether the call has been round the loop before (it waited, or its attempt was blocked). */
+        final boolean again;
+
+        LocalClaim(boolean again) {
+            this.again = again;
+        }
     }
 
     /** What one atomic attempt came to. */
@@ -143,8 +150,15 @@ final class AtomicClaimLoop {
         record Claimed<T>(AtomicHold hold) implements Step<T> {
         }
 
-        /** Another transaction holds the key; {@code settled}: it has committed, a new transaction sees it. */
-        record Blocked<T>(boolean settled, Duration retryAfter) implements Step<T> {
+        /**
+         * Another transaction holds the key; {@code settled}: it has committed, a new transaction sees it;
+         * {@code untouched}: this attempt sent nothing to the store (another call's marker held it off), so a caller's
+         * transaction may wait on.
+         */
+        record Blocked<T>(boolean settled, Duration retryAfter, boolean untouched) implements Step<T> {
+            Blocked(boolean settled, Duration retryAfter) {
+                this(settled, retryAfter, false);
+            }
         }
     }
 }

@@ -52,6 +52,7 @@ public final class IdempotencyEngine {
     private final Completions completions;
     private final LeasedFlow leased;
     private final AtomicFlow atomic;
+    private final OptimisticFlow optimistic;
     private final StoreCalls calls;
     /** "Seen" and "last seen" of ids ({@link #sight}). */
     private final Sightings sightings = new Sightings(this);
@@ -98,6 +99,8 @@ public final class IdempotencyEngine {
                 completions, heartbeats, observed);
         this.atomic = new AtomicFlow(store, clock, nodeId, transactions, signals, this.cache, calls, replies, keys, completions,
                 leased, observed);
+        this.optimistic = new OptimisticFlow(store, clock, nodeId, transactions, signals, this.cache, calls, replies, keys,
+                completions, leased, observed);
     }
 
     /** An engine with no transactions and local signals, for tests and Java SE use. */
@@ -205,6 +208,19 @@ public final class IdempotencyEngine {
      */
     public ClaimFlow flow(boolean atomic) {
         return atomic ? this.atomic : leased;
+    }
+
+    /**
+     * The flow of a claim mode: {@link dev.idempotency.ClaimMode#ATOMIC} and {@link dev.idempotency.ClaimMode#OPTIMISTIC}
+     * need {@link #supportsAtomicClaims()}; {@link dev.idempotency.ClaimMode#DEFAULT} is chosen before this is asked.
+     */
+    public ClaimFlow flow(dev.idempotency.ClaimMode mode) {
+        return switch (mode) {
+            case ATOMIC -> atomic;
+            case OPTIMISTIC -> optimistic;
+            case LEASED -> leased;
+            case DEFAULT -> throw new IllegalArgumentException("a claim mode is chosen before its flow is asked for");
+        };
     }
 
     /**

@@ -73,6 +73,24 @@ final class QuietCache {
         }
     }
 
+    /** {@link RecordCache#mark}: a cache that fails marks nothing and holds nothing off (the store judges). */
+    boolean mark(ScopedKey key, String holder, Duration atMost) {
+        try {
+            return cache.mark(key, holder, atMost);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not mark " + key + " as running in the cache; the store alone holds duplicates off", e);
+            return true;
+        }
+    }
+
+    void unmark(ScopedKey key, String holder) {
+        try {
+            cache.unmark(key, holder);
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "Could not remove the running marker of " + key + "; it expires on its own", e);
+        }
+    }
+
     /** A wait, cut to the cache's {@link RecordCache#lookAgainAfter()} where its wake-ups can be lost. */
     Duration unwoken(Duration wait) {
         Duration atMost;

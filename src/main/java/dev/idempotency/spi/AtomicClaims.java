@@ -27,6 +27,33 @@ public interface AtomicClaims {
     Claim claimInTransaction(ClaimRequest request, Duration lockWait);
 
     /**
+     * The optimistic claim: writes the finished record of a call whose work has already run in the caller's active
+     * transaction, inside that transaction, without committing; the record then commits with the work, once. The
+     * database's unique key judges: a committed live record of the key, or one committed by another transaction while
+     * this one waited for it, means this call lost, and its transaction is to roll back. A store that cannot write it
+     * in one statement claims ({@link #claimInTransaction}) and then completes ({@link IdempotencyStore#complete}) in the
+     * same transaction: the default.
+     *
+     * @param request    the scoped key, fingerprint, owner and times of the claim
+     * @param completion the call's outcome: its status and stored response
+     * @param lockWait   how long to wait for another transaction's uncommitted row of the key
+     * @return {@link Claim.Acquired} (the finished record is written), {@link Claim.Existing} (a committed live record
+     *         holds the key: the caller's transaction is to roll back), or {@link Claim.Busy} (another transaction
+     *         holds the key; the caller's transaction is to roll back)
+     * @throws IdempotencyStoreException the store failed
+     */
+    default Claim claimFinishedInTransaction(ClaimRequest request, Completion completion, Duration lockWait) {
+        Claim claim = claimInTransaction(request, lockWait);
+        if (claim instanceof Claim.Acquired acquired) {
+            if (!(this instanceof IdempotencyStore store)) {
+                throw new IllegalStateException(getClass().getName() + " claims in transactions but is not an IdempotencyStore");
+            }
+            store.complete(acquired.ticket(), new Completion(completion.status(), completion.response(), completion.now(), true));
+        }
+        return claim;
+    }
+
+    /**
      * Removes, inside the caller's active transaction, the row an atomic claim wrote: for an outcome not to
      * keep in a transaction that may still commit (a checked exception the caller catches).
      *

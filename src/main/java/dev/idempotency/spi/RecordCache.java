@@ -83,6 +83,31 @@ public interface RecordCache {
     }
 
     /**
+     * Marks a key as being run right now, by one call of one node, for at most {@code atMost}: the optimistic claim's
+     * in-progress marker, which holds concurrent duplicates on every node that shares this cache off before they run.
+     * A marker is a courtesy, never the judge: the store's unique key is. A cache that cannot mark (the default) answers
+     * {@code true}, and duplicates on other nodes are then held off by the store alone (the loser's work rolls back).
+     *
+     * @param key    the scope and key
+     * @param holder who marks it (unique per call), so that only its holder removes it
+     * @param atMost how long the marker lives when its holder never removes it (a node that stopped)
+     * @return whether this call holds the marker now; {@code false}: another call holds it
+     */
+    default boolean mark(ScopedKey key, String holder, java.time.Duration atMost) {
+        return true;
+    }
+
+    /**
+     * Removes a marker of {@link #mark}, when its holder's call is over (committed or rolled back); another holder's
+     * marker is left alone.
+     *
+     * @param key    the scope and key
+     * @param holder the holder given to {@link #mark}
+     */
+    default void unmark(ScopedKey key, String holder) {
+    }
+
+    /**
      * How long a waiter of this node may wait for this cache's wake-up before it looks at the store itself;
      * {@code null}: as long as it takes (a completion on any node reaches this node's waiters through the cache, or
      * the holder's lease ends). A cache whose wake-ups can be lost (a remote one: a completion whose write to the

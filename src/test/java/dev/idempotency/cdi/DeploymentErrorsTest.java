@@ -128,6 +128,14 @@ class DeploymentErrorsTest {
         }
     }
 
+    @ApplicationScoped
+    public static class OptimisticStage {
+        @Idempotent(claim = dev.idempotency.ClaimMode.OPTIMISTIC)
+        public java.util.concurrent.CompletableFuture<String> charge(@IdempotencyKey String key) {
+            return java.util.concurrent.CompletableFuture.completedFuture("x");
+        }
+    }
+
     @jakarta.ws.rs.Path("/suspended")
     @ApplicationScoped
     public static class AtomicSuspended {
@@ -261,15 +269,18 @@ class DeploymentErrorsTest {
         assertThat(deploymentFailure(Map.of(), AtomicStage.class))
                 .contains(AtomicStage.class.getName() + "#charge returns a CompletionStage and asks for claim ATOMIC")
                 .contains("Use claim = ClaimMode.LEASED");
+        assertThat(deploymentFailure(Map.of(), OptimisticStage.class))
+                .contains(OptimisticStage.class.getName() + "#charge returns a CompletionStage and asks for claim OPTIMISTIC")
+                .contains("Use claim = ClaimMode.LEASED");
         assertThat(deploymentFailure(Map.of(), AtomicSuspended.class))
                 .contains(AtomicSuspended.class.getName() + "#charge suspends its response (@Suspended) and asks for claim ATOMIC")
                 .contains("Use claim = ClaimMode.LEASED");
         assertThat(deploymentFailure(Map.of(), AtomicWithoutTransactions.class))
-                .contains("@Idempotent methods [" + AtomicWithoutTransactions.class.getName() + "#charge] ask for claim ATOMIC, but the store "
+                .contains("@Idempotent methods [" + AtomicWithoutTransactions.class.getName() + "#charge] ask for claim ATOMIC or OPTIMISTIC, but the store "
                         + "dev.idempotency.store.memory.InMemoryIdempotencyStore cannot claim inside a transaction")
                 .contains("use claim = ClaimMode.LEASED");
         assertThat(deploymentFailure(Map.of("idempotency.claim", "sometimes"), ClassLevel.class))
-                .contains("idempotency.claim=sometimes must be one of auto, atomic, leased");
+                .contains("idempotency.claim=sometimes must be one of auto, atomic, leased, optimistic");
     }
 
     @Test

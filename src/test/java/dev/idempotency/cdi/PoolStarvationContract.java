@@ -219,7 +219,7 @@ abstract class PoolStarvationContract {
     }
 
     @ParameterizedTest(name = "{0} claim, caller''s transaction: {1}")
-    @CsvSource({"atomic, false", "atomic, true", "leased, false", "leased, true"})
+    @CsvSource({"atomic, false", "atomic, true", "leased, false", "leased, true", "optimistic, false", "optimistic, true"})
     void aBurstOfDistinctKeysLargerThanThePoolIsServedInFull(String claim, boolean callersTransaction) throws Exception {
         boot(claim, Map.of());
         Plain plain = container.select(Plain.class).get();
@@ -240,7 +240,8 @@ abstract class PoolStarvationContract {
 
     @ParameterizedTest(name = "{0} claim, caller''s transaction: {1}, {2}")
     @CsvSource({"atomic, false, WAIT", "atomic, true, WAIT", "atomic, false, REJECT", "atomic, true, REJECT",
-            "leased, false, WAIT", "leased, true, WAIT", "leased, false, REJECT", "leased, true, REJECT"})
+            "leased, false, WAIT", "leased, true, WAIT", "leased, false, REJECT", "leased, true, REJECT",
+            "optimistic, false, WAIT", "optimistic, true, WAIT", "optimistic, false, REJECT", "optimistic, true, REJECT"})
     void racingDuplicatesLargerThanThePoolRunOncePerKey(String claim, boolean callersTransaction, OnConcurrent onConcurrent)
             throws Exception {
         boot(claim, Map.of());

@@ -1,5 +1,6 @@
 package dev.idempotency.example;
 
+import dev.idempotency.ClaimMode;
 import dev.idempotency.Idempotent;
 
 import jakarta.enterprise.context.RequestScoped;
@@ -21,7 +22,8 @@ import java.net.URI;
 
 /**
  * {@code /api/payments}: create one (idempotent, {@code Idempotency-Key} required), read one, stats; and
- * {@code /api/payments/unprotected}, the same create without the protection, for the benchmarks.
+ * {@code /api/payments/optimistic}, the same create with the optimistic claim; {@code /api/payments/unprotected}, the
+ * same create without the protection, for the benchmarks.
  */
 @Path("/payments")
 @RequestScoped
@@ -51,6 +53,18 @@ public class PaymentsResource {
     @Idempotent
     @Consumes(MediaType.APPLICATION_JSON)
     public Response create(PaymentRequest request, @Context UriInfo uri) {
+        return charge(request);
+    }
+
+    /**
+     * The same operation as {@link #create} with the optimistic claim: nothing is written before the charge; the stored
+     * answer is inserted in the payment's transaction, one write per first request (see the claim modes in the guide).
+     */
+    @POST
+    @Path("optimistic")
+    @Idempotent(claim = ClaimMode.OPTIMISTIC)
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response createOptimistic(PaymentRequest request, @Context UriInfo uri) {
         return charge(request);
     }
 

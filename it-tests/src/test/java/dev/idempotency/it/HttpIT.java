@@ -39,13 +39,27 @@ class HttpIT extends ServerIT {
         assertThat(stat("charges")).isEqualTo(charges);
     }
 
+    static final String ATOMIC = "api/payments";
+    /** The same create with {@code @Idempotent(claim = ClaimMode.OPTIMISTIC)}. */
+    static final String OPTIMISTIC = "api/payments/optimistic";
+
     @Test
     @DisplayName("H5: the retry gets the same bytes and Location, marked replayed; charged once")
     void replay() throws Exception {
+        replay(ATOMIC);
+    }
+
+    @Test
+    @DisplayName("Optimistic claim: the retry gets the same bytes and Location, marked replayed; charged once")
+    void optimisticReplay() throws Exception {
+        replay(OPTIMISTIC);
+    }
+
+    void replay(String path) throws Exception {
         long payments = stat("payments");
         String k = key();
-        HttpResponse<String> first = send(postJson("api/payments", k, PAYMENT));
-        HttpResponse<String> retry = send(postJson("api/payments", k, PAYMENT));
+        HttpResponse<String> first = send(postJson(path, k, PAYMENT));
+        HttpResponse<String> retry = send(postJson(path, k, PAYMENT));
         assertThat(first.statusCode()).isEqualTo(201);
         assertThat(retry.statusCode()).isEqualTo(201);
         assertThat(retry.body()).isEqualTo(first.body());
@@ -60,10 +74,20 @@ class HttpIT extends ServerIT {
     @Test
     @DisplayName("A4: the first answer and its replay are the same bytes; one payment row")
     void identicalBytes() throws Exception {
+        identicalBytes(ATOMIC);
+    }
+
+    @Test
+    @DisplayName("Optimistic claim: the first answer and its replay are the same bytes; one payment row")
+    void optimisticIdenticalBytes() throws Exception {
+        identicalBytes(OPTIMISTIC);
+    }
+
+    void identicalBytes(String path) throws Exception {
         long payments = stat("payments");
         String k = key();
-        HttpResponse<byte[]> first = CLIENT.send(postJson("api/payments", k, PAYMENT).build(), HttpResponse.BodyHandlers.ofByteArray());
-        HttpResponse<byte[]> retry = CLIENT.send(postJson("api/payments", k, PAYMENT).build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> first = CLIENT.send(postJson(path, k, PAYMENT).build(), HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> retry = CLIENT.send(postJson(path, k, PAYMENT).build(), HttpResponse.BodyHandlers.ofByteArray());
         assertThat(first.statusCode()).isEqualTo(201);
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(retry.body()).isEqualTo(first.body()).isNotEmpty();
@@ -73,13 +97,23 @@ class HttpIT extends ServerIT {
     @Test
     @DisplayName("A3: a 500 after the charge wrote its row leaves neither the row nor the key")
     void serverErrorLeavesNothing() throws Exception {
+        serverErrorLeavesNothing(ATOMIC);
+    }
+
+    @Test
+    @DisplayName("Optimistic claim: a 500 after the charge wrote its row leaves neither the row nor the key")
+    void optimisticServerErrorLeavesNothing() throws Exception {
+        serverErrorLeavesNothing(OPTIMISTIC);
+    }
+
+    void serverErrorLeavesNothing(String path) throws Exception {
         long payments = stat("payments");
         long charges = stat("charges");
         String k = key();
         String failing = "{\"amount\":500,\"currency\":\"EUR\",\"fail\":true}";
-        assertThat(send(postJson("api/payments", k, failing)).statusCode()).isEqualTo(500);
-        assertThat(stat("payments")).as("the payment row rolled back with the claim").isEqualTo(payments);
-        HttpResponse<String> again = send(postJson("api/payments", k, failing));
+        assertThat(send(postJson(path, k, failing)).statusCode()).isEqualTo(500);
+        assertThat(stat("payments")).as("the payment row rolled back").isEqualTo(payments);
+        HttpResponse<String> again = send(postJson(path, k, failing));
         assertThat(again.statusCode()).isEqualTo(500);
         assertThat(again.headers().firstValue("Idempotent-Replayed")).as("the key was free: it ran again").isEmpty();
         assertThat(stat("charges")).isEqualTo(charges + 2);
@@ -87,7 +121,7 @@ class HttpIT extends ServerIT {
         // The transaction the request began ended with the request: no request thread carries it into the next request
         // it serves (a first request that joined it would answer 201 and never commit).
         for (int i = 0; i < 20; i++) {
-            assertThat(send(postJson("api/payments", key(), PAYMENT)).statusCode()).isEqualTo(201);
+            assertThat(send(postJson(path, key(), PAYMENT)).statusCode()).isEqualTo(201);
         }
         assertThat(stat("payments")).as("each of the 20 committed").isEqualTo(payments + 20);
     }
@@ -140,12 +174,22 @@ class HttpIT extends ServerIT {
     @Test
     @DisplayName("H7: 32 concurrent requests with one key: one payment in the database; the others 409 or the replay")
     void concurrent() throws Exception {
+        concurrent(ATOMIC);
+    }
+
+    @Test
+    @DisplayName("Optimistic claim: 32 concurrent requests with one key: one payment; the others 409 or the replay")
+    void optimisticConcurrent() throws Exception {
+        concurrent(OPTIMISTIC);
+    }
+
+    void concurrent(String path) throws Exception {
         long payments = stat("payments");
         String k = key();
         String slow = "{\"amount\":700,\"currency\":\"EUR\",\"delayMillis\":3000}";
         List<CompletableFuture<HttpResponse<String>>> futures = new ArrayList<>();
         for (int i = 0; i < 32; i++) {
-            futures.add(CLIENT.sendAsync(postJson("api/payments", k, slow).build(), HttpResponse.BodyHandlers.ofString()));
+            futures.add(CLIENT.sendAsync(postJson(path, k, slow).build(), HttpResponse.BodyHandlers.ofString()));
         }
         int created = 0;
         int conflicts = 0;

@@ -36,7 +36,8 @@ abstract class Dialect {
     }
 
     /**
-     * The atomic claim's insert of a new key's row, waiting at most {@code lockWait} for another transaction's
+     * The atomic claim's insert of a new key's row (or the optimistic claim's insert of a finished record: the shape of
+     * the row is {@link Shape#of} the record's), waiting at most {@code lockWait} for another transaction's
      * uncommitted row of the key; {@code null}: the portable way (a read, then a plain insert with a query timeout).
      * It writes 1 row for a new key, 0 when a committed row of the key exists (or, on H2, fails as a duplicate).
      */
@@ -122,12 +123,62 @@ abstract class Dialect {
 
     // ------------------------------------------------------------------------------------------- shared helpers
 
-    /** A claim's values in the order of its insert's ordinal parameters ({@code ?14}: the request type, when there is one). */
+    /**
+     * A row's values in the order of its insert's ordinal parameters ({@link Shape}): the claim's thirteen, then the
+     * request type when there is one, then a finished record's response and completion time.
+     */
     static Object[] values(String id, IdempotencyRecord r) {
         Object[] v = {id, r.scopedKey().namespace(), r.scopedKey().principal(), r.scopedKey().key(), r.status().name(),
                 r.fingerprint(), r.attempts(), r.firstSeen().toEpochMilli(), r.lastSeen().toEpochMilli(),
-                r.expiresAt().toEpochMilli(), r.leaseUntil().toEpochMilli(), r.owner(), r.version()};
-        return r.requestType() == null ? v : append(v, r.requestType());
+                r.expiresAt().toEpochMilli(), r.leaseUntil() == null ? null : r.leaseUntil().toEpochMilli(), r.owner(), r.version()};
+        if (r.requestType() != null) {
+            v = append(v, r.requestType());
+        }
+        if (r.isFinished()) {
+            v = append(append(v, r.response()), r.completedAt().toEpochMilli());
+        }
+        return v;
+    }
+
+    /**
+     * The columns one insert writes: an in-progress claim's, or a finished record's (the optimistic claim's one write),
+     * each with or without a request type; one of four, so that each database's statements are built once.
+     */
+    enum Shape {
+        CLAIM(false, false), TYPED_CLAIM(true, false), FINISHED(false, true), TYPED_FINISHED(true, true);
+
+        final boolean typed;
+        final boolean finished;
+
+        Shape(boolean typed, boolean finished) {
+            this.typed = typed;
+            this.finished = finished;
+        }
+
+        static Shape of(IdempotencyRecord r) {
+            boolean typed = r.requestType() != null;
+            return r.isFinished() ? (typed ? TYPED_FINISHED : FINISHED) : (typed ? TYPED_CLAIM : CLAIM);
+        }
+
+        /** How many values it binds. */
+        int count() {
+            return 13 + (typed ? 1 : 0) + (finished ? 2 : 0);
+        }
+
+        String columns() {
+            return COLUMNS + (typed ? ", request_type" : "") + (finished ? ", response, completed_at" : "");
+        }
+
+        /** Its values as plain placeholders. */
+        String placeholders() {
+            return VALUES + (typed ? ", ?14" : "") + (finished ? ", ?" + (count() - 1) + ", ?" + count() : "");
+        }
+
+        /** Its values as typed expressions ({@link #TYPED_VALUES}), the response cast to {@code binary}. */
+        String typedValues(String binary) {
+            return TYPED_VALUES + (typed ? ", CAST(?14 AS VARCHAR)" : "")
+                    + (finished ? ", CAST(?" + (count() - 1) + " AS " + binary + "), CAST(?" + count() + " AS BIGINT)" : "");
+        }
     }
 
     static Object[] append(Object[] values, Object last) {

@@ -16,11 +16,11 @@ final class H2Dialect extends Dialect {
 
     private static final String ATOMIC = "MERGE INTO idempotency_record t USING (VALUES (%2$s)) s (%1$s) ON t.id = s.id"
             + " WHEN NOT MATCHED THEN INSERT (%1$s) VALUES (%3$s)";
-    private static final String ATOMIC_PLAIN = ATOMIC.formatted(COLUMNS, TYPED_VALUES, sourced(COLUMNS));
-    private static final String ATOMIC_TYPED = ATOMIC.formatted(COLUMNS + ", request_type", TYPED_VALUES + ", CAST(?14 AS VARCHAR)",
-            sourced(COLUMNS + ", request_type"));
-    private static final JdbcStatement ATOMIC_PLAIN_JDBC = JdbcStatement.of(ATOMIC_PLAIN);
-    private static final JdbcStatement ATOMIC_TYPED_JDBC = JdbcStatement.of(ATOMIC_TYPED);
+    /** The atomic insert of each {@link Shape}. */
+    private static final NativeStatement[] ATOMIC_BY_SHAPE = java.util.Arrays.stream(Shape.values()).map(shape -> {
+        String sql = ATOMIC.formatted(shape.columns(), shape.typedValues("VARBINARY"), sourced(shape.columns()));
+        return new NativeStatement(sql, JdbcStatement.of(sql), null, 0, false);
+    }).toArray(NativeStatement[]::new);
 
     /** {@code "a, b"} as {@code "s.a, s.b"}: the columns of a MERGE's source. */
     private static String sourced(String columns) {
@@ -29,9 +29,8 @@ final class H2Dialect extends Dialect {
 
     @Override
     NativeStatement atomicInsert(String id, IdempotencyRecord r, Duration lockWait) {
-        boolean typed = r.requestType() != null;
-        return new NativeStatement(typed ? ATOMIC_TYPED : ATOMIC_PLAIN, typed ? ATOMIC_TYPED_JDBC : ATOMIC_PLAIN_JDBC,
-                values(id, r), queryTimeoutSeconds(lockWait), false);
+        NativeStatement template = ATOMIC_BY_SHAPE[Shape.of(r).ordinal()];
+        return new NativeStatement(template.jpaSql(), template.jdbc(), values(id, r), queryTimeoutSeconds(lockWait), false);
     }
 
     @Override

@@ -205,6 +205,54 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         }
     }
 
+    /**
+     * The optimistic claim's one write: the finished record inserted in the caller's transaction, after the work ran.
+     * PostgreSQL, MariaDB and H2: the atomic insert with the record's response and completion time (one statement, no
+     * read); a committed row of the key is then answered as it is when live, or claimed again and completed when it is
+     * expired or released (two more statements, rare). Elsewhere: a claim, then a completion, in the transaction.
+     */
+    @Override
+    public Claim claimFinishedInTransaction(ClaimRequest request, Completion completion, Duration lockWait) {
+        if (!transactions.canJoin()) {
+            throw new IllegalStateException("An optimistic claim needs an active transaction the store can join");
+        }
+        String id = request.scopedKey().id();
+        IdempotencyRecord finished = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH)
+                .finished(completion.status(), completion.response(), completion.now());
+        NativeStatement atomic = dialect.atomicInsert(id, finished, lockWait);
+        Claim claim;
+        try {
+            if (atomic != null && transactions.execute(atomic) == 1) {
+                return new Claim.Acquired(ClaimRules.ticket(finished, false));
+            }
+        } catch (RuntimeException e) {
+            Claim.Busy busy = dialect.busyIn(e);
+            if (busy != null) {
+                LOG.log(Level.FINE, "Optimistic claim of {0} met another transaction''s row: {1}", new Object[] {request.scopedKey(), e});
+                return busy;
+            }
+            throw new IdempotencyStoreException("Could not store the outcome of the " + request.scopedKey(), e);
+        }
+        // A committed row of the key (or a database without an atomic insert): judged as an atomic claim would be.
+        claim = atomic == null ? claimInTransaction(request, lockWait) : claimAfterAtomicInsert(id, request);
+        if (claim instanceof Claim.Acquired acquired) {
+            complete(acquired.ticket(), new Completion(completion.status(), completion.response(), completion.now(), true));
+        }
+        return claim;
+    }
+
+    private Claim claimAfterAtomicInsert(String id, ClaimRequest request) {
+        try {
+            return transactions.inCurrentTransaction(em -> existingAfterAtomicInsert(em, id, request));
+        } catch (RuntimeException e) {
+            Claim.Busy busy = dialect.busyIn(e);
+            if (busy != null) {
+                return busy;
+            }
+            throw new IdempotencyStoreException("Could not store the outcome of the " + request.scopedKey(), e);
+        }
+    }
+
     /** A read, then, for a new key, a plain insert that waits (bounded by a query timeout) for another transaction's row of the key. */
     private Claim portableClaimInTransaction(EntityManager em, String id, IdempotencyRecord fresh, ClaimRequest request,
                                              Duration lockWait) {

@@ -23,13 +23,12 @@ final class MariaDbDialect extends Dialect {
 
     @Override
     NativeStatement atomicInsert(String id, IdempotencyRecord r, Duration lockWait) {
-        NativeStatement[] forWait = bySeconds.computeIfAbsent(wholeSeconds(lockWait), seconds -> {
-            String plain = ATOMIC.formatted(seconds, COLUMNS, VALUES);
-            String typed = ATOMIC.formatted(seconds, COLUMNS + ", request_type", VALUES + ", ?14");
-            return new NativeStatement[] {new NativeStatement(plain, JdbcStatement.of(plain), null, 0, false),
-                    new NativeStatement(typed, JdbcStatement.of(typed), null, 0, false)};
-        });
-        NativeStatement template = forWait[r.requestType() == null ? 0 : 1];
+        NativeStatement[] forWait = bySeconds.computeIfAbsent(wholeSeconds(lockWait), seconds -> java.util.Arrays.stream(Shape.values())
+                .map(shape -> {
+                    String sql = ATOMIC.formatted(seconds, shape.columns(), shape.placeholders());
+                    return new NativeStatement(sql, JdbcStatement.of(sql), null, 0, false);
+                }).toArray(NativeStatement[]::new));
+        NativeStatement template = forWait[Shape.of(r).ordinal()];
         return new NativeStatement(template.jpaSql(), template.jdbc(), values(id, r), 0, false);
     }
 

@@ -19,10 +19,11 @@ final class PostgresDialect extends Dialect {
             + " SELECT (SELECT count(*) FROM i), set_config('lock_timeout', s.old, true) FROM s";
     private static final String INSERT_PLAIN = INSERT.formatted(COLUMNS, VALUES);
     private static final String INSERT_TYPED = INSERT.formatted(COLUMNS + ", request_type", VALUES + ", ?14");
-    private static final String ATOMIC_PLAIN = ATOMIC.formatted(14, COLUMNS, TYPED_VALUES);
-    private static final String ATOMIC_TYPED = ATOMIC.formatted(15, COLUMNS + ", request_type", TYPED_VALUES + ", CAST(?14 AS VARCHAR)");
-    private static final JdbcStatement ATOMIC_PLAIN_JDBC = JdbcStatement.of(ATOMIC_PLAIN);
-    private static final JdbcStatement ATOMIC_TYPED_JDBC = JdbcStatement.of(ATOMIC_TYPED);
+    /** The atomic insert of each {@link Shape}, the lock timeout its last value. */
+    private static final NativeStatement[] ATOMIC_BY_SHAPE = java.util.Arrays.stream(Shape.values()).map(shape -> {
+        String sql = ATOMIC.formatted(shape.count() + 1, shape.columns(), shape.typedValues("BYTEA"));
+        return new NativeStatement(sql, JdbcStatement.of(sql), null, 0, true);
+    }).toArray(NativeStatement[]::new);
 
     @Override
     String insertIfAbsent(boolean withRequestType) {
@@ -31,10 +32,10 @@ final class PostgresDialect extends Dialect {
 
     @Override
     NativeStatement atomicInsert(String id, IdempotencyRecord r, Duration lockWait) {
-        boolean typed = r.requestType() != null;
+        NativeStatement template = ATOMIC_BY_SHAPE[Shape.of(r).ordinal()];
         // lock_timeout 0 would mean "no limit"
         Object[] values = append(values(id, r), Math.max(1, lockWait.toMillis()) + "ms");
-        return new NativeStatement(typed ? ATOMIC_TYPED : ATOMIC_PLAIN, typed ? ATOMIC_TYPED_JDBC : ATOMIC_PLAIN_JDBC, values, 0, true);
+        return new NativeStatement(template.jpaSql(), template.jdbc(), values, 0, true);
     }
 
     @Override

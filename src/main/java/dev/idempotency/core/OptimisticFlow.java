@@ -1,0 +1,391 @@
+package dev.idempotency.core;
+
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.spi.AtomicClaims;
+import dev.idempotency.spi.Claim;
+import dev.idempotency.spi.ClaimRequest;
+import dev.idempotency.spi.Completion;
+import dev.idempotency.spi.IdempotencyRecord;
+import dev.idempotency.spi.IdempotencyStore;
+import dev.idempotency.spi.RecordStatus;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.spi.Ticket;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The optimistic claim: nothing is written before the work runs; when it has run, one insert of the finished record, in
+ * the work's transaction, commits with it. Concurrent duplicates are held off before they run by a marker: this node's
+ * (the claim loop's, with no SQL) and, across nodes, the shared cache's ({@link QuietCache#mark}). The store's unique
+ * key stays the judge: when two calls ran anyway (markers that cannot see each other), the second insert finds the
+ * first's row, and its transaction, its work with it, rolls back; its caller gets the first's answer.
+ */
+final class OptimisticFlow implements ClaimFlow {
+
+    private static final Logger LOG = Logger.getLogger(IdempotencyEngine.class.getName());
+
+    private final IdempotencyStore store;
+    private final AtomicClaims claims;
+    private final Clock clock;
+    private final String nodeId;
+    private final TransactionBridge transactions;
+    private final QuietCache cache;
+    private final StoreCalls calls;
+    private final Replies replies;
+    private final TransactionKeys keys;
+    private final Completions completions;
+    private final LeasedFlow leased;
+    private final Supplier<EngineObserver> observer;
+    private final AtomicClaimLoop loop;
+
+    OptimisticFlow(IdempotencyStore store, Clock clock, String nodeId, TransactionBridge transactions, CompletionSignals signals,
+                   QuietCache cache, StoreCalls calls, Replies replies, TransactionKeys keys, Completions completions,
+                   LeasedFlow leased, Supplier<EngineObserver> observer) {
+        this.store = store;
+        this.claims = store instanceof AtomicClaims a ? a : null;
+        this.clock = clock;
+        this.nodeId = nodeId;
+        this.transactions = transactions;
+        this.cache = cache;
+        this.calls = calls;
+        this.replies = replies;
+        this.keys = keys;
+        this.completions = completions;
+        this.leased = leased;
+        this.observer = observer;
+        this.loop = new AtomicClaimLoop(signals, cache, replies, keys, completions, () -> {
+            if (claims == null) {
+                throw new IllegalStateException(store.getClass().getName() + " cannot claim inside a transaction");
+            }
+        });
+    }
+
+    /**
+     * Runs the call in the caller's transaction, or in one begun around it, and writes its finished record there.
+     *
+     * <ul>
+     * <li>A finished record in the cache is replayed; the call does not run.</li>
+     * <li>Another call of the key runs (its marker, on this node or another): {@code REJECT} answers
+     *     {@link IdempotencyInProgressException}; {@code WAIT} waits for its answer, holding no transaction or connection
+     *     of its own, up to the wait timeout.</li>
+     * <li>The record's insert finds another call's row of the key: this transaction rolls back, and the call is judged
+     *     again (the other's answer, or in progress); inside the caller's transaction, which cannot be retried, the
+     *     caller is answered "in progress" and its transaction is marked for rollback.</li>
+     * <li>The call throws: nothing was written; a failure to keep is stored afterwards in a transaction of its own.</li>
+     * </ul>
+     *
+     * @throws IdempotencyKeyReusedException  the key belongs to another request
+     * @throws IdempotencyInProgressException another call holds the key
+     * @throws IdempotencyStoreException      the store failed; nothing of the call is kept
+     */
+    @Override
+    public <R> AtomicOutcome<R> run(ScopedKey key, String fingerprint, String requestType, Policy policy, AtomicCall<R> call)
+            throws Exception {
+        boolean joined = transactions.isActive();
+        return loop.run(key, fingerprint, policy, joined, AtomicOutcome.Replayed::new, (lockWait, started, mine) -> {
+            if (mine.again || !cache.exists()) {
+                // It waited for another call of the key, or met its row, or there is no cache to answer duplicates: the
+                // answer may be in the store.
+                IdempotencyRecord winner = finishedInStore(key);
+                if (winner != null) {
+                    return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, winner, fingerprint, started, false).record());
+                }
+            }
+            Run run = new Run(key, fingerprint, requestType, policy, started);
+            if (!cache.mark(key, run.holder, policy.lease())) {
+                return new AtomicClaimLoop.Step.Blocked<>(false, Replies.MIN_RETRY_AFTER, true);
+            }
+            Callable<AtomicClaimLoop.Step<AtomicOutcome<R>>> attempt = () -> {
+                run.begin(mine);
+                return run.call(call, lockWait, joined);
+            };
+            AtomicClaimLoop.Step<AtomicOutcome<R>> step;
+            try {
+                if (joined) {
+                    step = attempt.call();
+                } else {
+                    try {
+                        step = transactions.required(attempt);
+                    } catch (Exception e) {
+                        step = afterLostCommit(key, e);
+                    }
+                }
+            } finally {
+                if (!run.begun) {
+                    cache.unmark(key, run.holder); // no transaction began: nothing else lets it go
+                }
+            }
+            return step;
+        });
+    }
+
+    /**
+     * Marks the key for a door that runs the work itself (HTTP), and begins a transaction on this thread when the caller
+     * has none: {@link Decision.Held}, settled by {@link Claimed#complete} (the one insert, and the commit) or
+     * {@link Claimed#giveUp}. Nothing is written before the settlement.
+     */
+    @Override
+    public Decision hold(ScopedKey key, String fingerprint, String requestType, Policy policy) {
+        boolean joined = transactions.isActive();
+        try {
+            return loop.run(key, fingerprint, policy, joined, Decision.Replay::new, (lockWait, started, mine) -> {
+                IdempotencyRecord winner = mine.again || !cache.exists() ? finishedInStore(key) : null;
+                if (winner != null) {
+                    return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, winner, fingerprint, started, false).record());
+                }
+                Run run = new Run(key, fingerprint, requestType, policy, started);
+                if (!cache.mark(key, run.holder, policy.lease())) {
+                    return new AtomicClaimLoop.Step.Blocked<>(false, Replies.MIN_RETRY_AFTER, true);
+                }
+                HeldTransaction held;
+                try {
+                    held = joined ? HeldTransaction.CALLERS : new HeldTransaction.OnRequestThread(transactions.begin());
+                } catch (RuntimeException | Error e) {
+                    cache.unmark(key, run.holder);
+                    throw e;
+                }
+                run.begin(mine);
+                return new AtomicClaimLoop.Step.Done<>(new Decision.Held(new Hold(run, held, lockWait)));
+            });
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IdempotencyStoreException("Could not claim the " + key, e);
+        }
+    }
+
+    /** Writes the work and its answer in one transaction, as the atomic claim does. */
+    @Override
+    public boolean workCommitsWithAnswer() {
+        return true;
+    }
+
+    /** One run of the work under this node's and the cache's markers, in one transaction. */
+    private final class Run {
+        final ScopedKey key;
+        final String fingerprint;
+        final String requestType;
+        final Policy policy;
+        final long started;
+        final Instant now;
+        final String holder = nodeId + "/" + UUID.randomUUID();
+        final AtomicReference<IdempotencyRecord> written = new AtomicReference<>();
+        final AtomicReference<byte[]> keptFailure = new AtomicReference<>();
+        volatile boolean begun;
+
+        Run(ScopedKey key, String fingerprint, String requestType, Policy policy, long started) {
+            this.key = key;
+            this.fingerprint = fingerprint;
+            this.requestType = requestType;
+            this.policy = policy;
+            this.started = started;
+            this.now = clock.instant();
+        }
+
+        /** Holds the key on this node until the transaction ends, and then lets it go on every node. */
+        void begin(AtomicClaimLoop.LocalClaim mine) {
+            String id = key.cacheId();
+            keys.remember(key);
+            transactions.afterCompletion(committed -> {
+                IdempotencyRecord record = written.get();
+                if (committed && record != null) {
+                    completions.finished(record);
+                } else {
+                    completions.changed(key);
+                }
+                loop.forget(id, mine);
+                cache.unmark(key, holder);
+                byte[] failure = keptFailure.get();
+                if (failure != null) {
+                    leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+                }
+            });
+            mine.acquired = true;
+            begun = true;
+            observer.get().executed(key, Duration.ofNanos(System.nanoTime() - started), false);
+        }
+
+        /** Runs the work, then writes its finished record into the transaction. */
+        <R> AtomicClaimLoop.Step<AtomicOutcome<R>> call(AtomicCall<R> call, Duration lockWait, boolean joined) throws Exception {
+            R value;
+            try {
+                value = call.run();
+            } catch (Throwable t) {
+                if (call.keeps(t)) {
+                    keptFailure.set(call.failure(t));
+                }
+                throw sneaky(t);
+            }
+            if (transactions.isRollbackOnly()) {
+                LOG.log(Level.FINE, "{0} ran, but its transaction is marked for rollback: nothing is remembered", key);
+                return new AtomicClaimLoop.Step.Done<>(new AtomicOutcome.Ran<>(value));
+            }
+            byte[] response;
+            try {
+                response = call.response(value);
+            } catch (RuntimeException | Error e) {
+                // The result cannot be stored: nothing of the call is kept.
+                if (!joined) {
+                    transactions.setRollbackOnly();
+                }
+                throw e;
+            }
+            AtomicClaimLoop.Step<AtomicOutcome<R>> lost = write(response, lockWait, joined);
+            return lost != null ? lost : new AtomicClaimLoop.Step.Done<>(new AtomicOutcome.Ran<>(value));
+        }
+
+        /**
+         * The one insert of the finished record: {@code null} when written; else the transaction is marked for rollback
+         * and the step says what the caller is answered (a replay of the other's, in progress, or a reuse).
+         */
+        <T> AtomicClaimLoop.Step<T> write(byte[] response, Duration lockWait, boolean joined) {
+            Instant end = clock.instant();
+            ClaimRequest request = new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
+                    now.plus(policy.ttl()));
+            Completion completion = new Completion(RecordStatus.COMPLETED, response, end, true);
+            Claim claim = calls.claim(request, () -> claims.claimFinishedInTransaction(request, completion, lockWait));
+            if (claim instanceof Claim.Acquired acquired) {
+                Ticket ticket = acquired.ticket();
+                written.set(ticket.finished(RecordStatus.COMPLETED, response, end));
+                observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), false);
+                return null;
+            }
+            // Another call ran too, and its row is there first: nothing of this one may commit.
+            transactions.setRollbackOnly();
+            LOG.log(Level.FINE, "{0}: another call stored its answer first; this call's work rolls back", key);
+            if (claim instanceof Claim.Existing existing && existing.record().isFinished()) {
+                IdempotencyRecord winner = existing.record();
+                if (!winner.fingerprint().equals(fingerprint)) {
+                    throw replies.reused(key);
+                }
+                if (joined) {
+                    throw replies.rejected(key, Replies.MIN_RETRY_AFTER); // the caller's transaction cannot commit now
+                }
+                return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, winner, fingerprint, started, false).record());
+            }
+            if (claim instanceof Claim.Existing existing) {
+                // A leased claim of the key in progress (a method that asks for leased claims shares it).
+                if (!existing.record().fingerprint().equals(fingerprint)) {
+                    throw replies.reused(key);
+                }
+                return new AtomicClaimLoop.Step.Blocked<>(false, Replies.retryAfter(Duration.between(end, existing.record().leaseUntil())));
+            }
+            return new AtomicClaimLoop.Step.Blocked<>(((Claim.Busy) claim).settled(), Replies.MIN_RETRY_AFTER);
+        }
+    }
+
+    /** A key held for a door's work: settled once, on the thread that holds it. */
+    private final class Hold implements Claimed {
+        private final Run run;
+        private final HeldTransaction transaction;
+        private final Duration lockWait;
+
+        Hold(Run run, HeldTransaction transaction, Duration lockWait) {
+            this.run = run;
+            this.transaction = transaction;
+            this.lockWait = lockWait;
+        }
+
+        @Override
+        public Ticket ticket() {
+            return new Ticket(run.key, nodeId, 1, run.now.plus(run.policy.lease()), run.now.plus(run.policy.ttl()), 1, false,
+                    run.fingerprint, run.requestType, run.now);
+        }
+
+        /**
+         * The one insert, then the commit when the transaction is the door's.
+         *
+         * @throws IdempotencyInProgressException another call stored the key's answer first: nothing of this one is kept,
+         *                                        a retry replays the other's
+         */
+        @Override
+        public boolean complete(byte[] response) {
+            if (transactions.isRollbackOnly()) {
+                LOG.log(Level.FINE, "{0} ran, but its transaction is marked for rollback: nothing is remembered", run.key);
+                giveUp();
+                return false;
+            }
+            AtomicClaimLoop.Step<Object> lost;
+            try {
+                lost = run.write(response, lockWait, true);
+            } catch (RuntimeException e) {
+                giveUp();
+                throw e;
+            }
+            if (lost != null) {
+                giveUp();
+                throw replies.rejected(run.key, lost instanceof AtomicClaimLoop.Step.Blocked<Object> b ? b.retryAfter() : Replies.MIN_RETRY_AFTER);
+            }
+            if (transaction.commitsHere()) {
+                try {
+                    transaction.commit();
+                } catch (RuntimeException e) {
+                    if (lostTheKey(run.key, e)) {
+                        throw replies.rejected(run.key, Replies.MIN_RETRY_AFTER);
+                    }
+                    observer.get().storeError(run.key.namespace(), e);
+                    throw new IdempotencyStoreException("Could not commit the work and the response of the " + run.key, e);
+                }
+            }
+            return true;
+        }
+
+        /** Nothing was written: the door's transaction rolls back, or the caller's is left as it is. */
+        @Override
+        public void giveUp() {
+            transaction.abort(null, new HeldTransaction.Actions() {
+                @Override
+                public void unclaim(Ticket ticket) {
+                    // nothing of the claim is in the caller's transaction
+                }
+
+                @Override
+                public void setRollbackOnly() {
+                    transactions.setRollbackOnly();
+                }
+            });
+        }
+    }
+
+    /** The library's transaction failed: a lost race for the key is judged again (a replay, or in progress); else thrown. */
+    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure) throws Exception {
+        if (!lostTheKey(key, failure)) {
+            throw failure;
+        }
+        return new AtomicClaimLoop.Step.Blocked<>(true, Replies.MIN_RETRY_AFTER);
+    }
+
+    /** Whether the transaction lost to another that committed the key first (a serialization or certification failure). */
+    private boolean lostTheKey(ScopedKey key, Exception failure) {
+        if (!claims.lostToAnotherCommit(failure)) {
+            return false;
+        }
+        return finishedInStore(key) != null;
+    }
+
+    /** The key's finished record in the store, read after a lost race; {@code null} when none, or when it cannot be read. */
+    private IdempotencyRecord finishedInStore(ScopedKey key) {
+        try {
+            IdempotencyRecord r = store.find(key).orElse(null);
+            return r != null && r.isFinished() && !r.isExpired(clock.instant()) ? r : null;
+        } catch (RuntimeException e) {
+            LOG.log(Level.FINE, "Could not read the " + key + " after a lost race", e);
+            return null;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T extends Throwable> T sneaky(Throwable t) throws T {
+        throw (T) t;
+    }
+}

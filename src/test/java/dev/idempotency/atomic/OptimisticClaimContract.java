@@ -1,0 +1,363 @@
+package dev.idempotency.atomic;
+
+import dev.idempotency.ClaimMode;
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.cache.CacheManagers;
+import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.core.AtomicOutcome;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.LocalCompletionSignals;
+import dev.idempotency.core.Policy;
+import dev.idempotency.spi.RecordCache;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.testing.CountingDriver;
+import dev.idempotency.testing.JtaEnvironment;
+import dev.idempotency.testing.TestDatabase;
+import dev.idempotency.testing.TextCall;
+
+import org.infinispan.manager.EmbeddedCacheManager;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Optimistic claims through the engine and the JPA store, with a real JTA stack (Narayana, an Agroal pool enlisting in
+ * it, Hibernate): nothing before the work, one insert of the finished record in its transaction, one commit; duplicates
+ * held off by this node's marker; where markers cannot see each other (engines, or JVMs, with no shared cache), the
+ * database's unique key lets one commit and rolls the others' work back. Run on H2, PostgreSQL and MariaDB.
+ */
+abstract class OptimisticClaimContract {
+
+    static final Policy WAIT = AtomicClaimContract.WAIT;
+    static final Policy REJECT = AtomicClaimContract.REJECT;
+
+    abstract TestDatabase database();
+
+    /** The JDBC URL the tests and the other JVMs share (H2: a TCP server). */
+    String url() {
+        return database().url;
+    }
+
+    /** The statement that inserts the finished record on this database. */
+    abstract String recordInsert();
+
+    JtaEnvironment env;
+    LocalCompletionSignals signals;
+    IdempotencyEngine engine;
+    EmbeddedCacheManager manager;
+    /** Four nodes on one database with no shared cache (the other three with none): their markers cannot see each other. */
+    final List<IdempotencyEngine> nodes = new ArrayList<>();
+    ExecutorService pool;
+    final AtomicInteger executions = new AtomicInteger();
+
+    @BeforeEach
+    void start() throws SQLException {
+        database().assumeAvailable();
+        AtomicClaimContract.reset(url(), database());
+        env = new JtaEnvironment(url(), database().user, database().password, Map.of(), 20, true, true);
+        signals = new LocalCompletionSignals();
+        // The first node as the library runs by default: a cache of its own in front of the store.
+        manager = CacheManagers.start(false, "optimistic", "node-a", null, "127.0.0.1", 0, "127.0.0.1[0]", 1000);
+        engine = new IdempotencyEngine(env.store, Clock.systemUTC(), "node-a", env.bridge(), signals,
+                Executors.newCachedThreadPool(), Duration.ofSeconds(30),
+                new InfinispanRecordCache(CacheManagers.defineCache(manager, 1000), Clock.systemUTC(), signals));
+        pool = Executors.newCachedThreadPool();
+        nodes.add(engine);
+        for (String node : List.of("node-b", "node-c", "node-d")) {
+            nodes.add(node(node, new LocalCompletionSignals()));
+        }
+    }
+
+    private IdempotencyEngine node(String name, LocalCompletionSignals signals) {
+        return new IdempotencyEngine(env.store, Clock.systemUTC(), name, env.bridge(), signals,
+                Executors.newCachedThreadPool(), Duration.ofSeconds(30), RecordCache.NONE);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (env != null && env.tm.getStatus() != jakarta.transaction.Status.STATUS_NO_TRANSACTION) {
+            env.tm.rollback();
+        }
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+        if (env != null) {
+            env.close();
+        }
+        if (manager != null) {
+            manager.stop();
+        }
+    }
+
+    static AtomicOutcome<String> call(IdempotencyEngine engine, String key, Policy policy, Callable<String> body) throws Exception {
+        return engine.flow(ClaimMode.OPTIMISTIC).run(new ScopedKey("payments", "anonymous", key), "fp-" + key, null, policy,
+                TextCall.of(body));
+    }
+
+    AtomicOutcome<String> call(String key, Policy policy, Callable<String> body) throws Exception {
+        return call(engine, key, policy, body);
+    }
+
+    String charge(String key) throws SQLException {
+        return AtomicClaimContract.charge(env.dataSource, key, executions.incrementAndGet());
+    }
+
+    long rows(String key) {
+        return count("select count(*) from test_payment where id like '" + key + "#%'");
+    }
+
+    long count(String sql) {
+        try (Connection c = DriverManager.getConnection(url(), database().user, database().password);
+             Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new AssertionError(sql, e);
+        }
+    }
+
+    static String text(AtomicOutcome<String> outcome) {
+        return outcome instanceof AtomicOutcome.Ran<String> ran ? ran.value()
+                : new String(((AtomicOutcome.Replayed<String>) outcome).record().response(), StandardCharsets.UTF_8);
+    }
+
+    // --------------------------------------------------------------------------------------------- tests
+
+    @Test
+    void aFirstRequestIsTheBusinessWriteOneInsertOfTheRecordAndOneCommit() throws Exception {
+        CountingDriver.reset();
+        AtomicOutcome<String> first = call("k-1", REJECT, () -> charge("k-1"));
+        List<String> statements = CountingDriver.statements();
+        int commits = CountingDriver.commits();
+
+        assertThat(first).isEqualTo(new AtomicOutcome.Ran<>("receipt-k-1"));
+        assertThat(statements).as("the statements of a first request").hasSize(2);
+        assertThat(statements.get(0)).startsWithIgnoringCase("insert into test_payment");
+        assertThat(statements.get(1)).startsWithIgnoringCase(recordInsert());
+        assertThat(commits).as("one commit").isEqualTo(1);
+        assertThat(CountingDriver.rollbacks()).isZero();
+        assertThat(count("select count(*) from idempotency_record where status = 'COMPLETED'")).isEqualTo(1);
+
+        AtomicOutcome<String> retry = call("k-1", REJECT, () -> charge("k-1"));
+        assertThat(retry).isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(text(retry)).isEqualTo("receipt-k-1");
+        assertThat(executions).hasValue(1);
+        assertThat(rows("k-1")).isEqualTo(1);
+    }
+
+    @Test
+    void insideTheCallersTransactionTheRecordJoinsItAndARollbackLeavesNothing() throws Exception {
+        env.tm.begin();
+        call("k-2", REJECT, () -> charge("k-2"));
+        assertThat(count("select count(*) from idempotency_record")).as("nothing shows before the commit").isZero();
+        env.tm.commit();
+        assertThat(rows("k-2")).isEqualTo(1);
+        assertThat(call("k-2", REJECT, () -> charge("k-2"))).isInstanceOf(AtomicOutcome.Replayed.class);
+
+        env.tm.begin();
+        call("k-3", REJECT, () -> charge("k-3"));
+        env.tm.rollback();
+        assertThat(rows("k-3")).isZero();
+        assertThat(count("select count(*) from idempotency_record where id like '%k-3%'")).isZero();
+        assertThat(call("k-3", REJECT, () -> charge("k-3"))).as("the retry runs at once").isInstanceOf(AtomicOutcome.Ran.class);
+        assertThat(executions).hasValue(3);
+    }
+
+    @Test
+    void anExceptionLeavesNothingAndTheRetryRunsAtOnce() throws Exception {
+        assertThatThrownBy(() -> call("k-4", REJECT, () -> {
+            charge("k-4");
+            throw new IllegalStateException("declined");
+        })).isInstanceOf(IllegalStateException.class);
+        assertThat(rows("k-4")).isZero();
+        assertThat(count("select count(*) from idempotency_record")).isZero();
+        assertThat(call("k-4", REJECT, () -> charge("k-4"))).isInstanceOf(AtomicOutcome.Ran.class);
+        assertThat(rows("k-4")).isEqualTo(1);
+    }
+
+    @Test
+    void thirtyTwoRacersThatWaitRunOnceAndAllGetItsAnswer() throws Exception {
+        List<Future<AtomicOutcome<String>>> results = race("race", WAIT, List.of(engine));
+        Set<String> answers = new HashSet<>();
+        int ran = 0;
+        for (Future<AtomicOutcome<String>> f : results) {
+            AtomicOutcome<String> outcome = f.get(120, TimeUnit.SECONDS);
+            ran += outcome instanceof AtomicOutcome.Ran ? 1 : 0;
+            answers.add(text(outcome));
+        }
+        assertThat(ran).isEqualTo(1);
+        assertThat(answers).containsExactly("receipt-race");
+        assertThat(executions).as("held off by the marker: one execution").hasValue(1);
+        assertThat(rows("race")).isEqualTo(1);
+    }
+
+    @Test
+    void thirtyTwoRacersThatRejectRunOnceAndAreAnsweredOrToldItIsInProgress() throws Exception {
+        List<Future<AtomicOutcome<String>>> results = race("reject", REJECT, List.of(engine));
+        int ran = 0;
+        for (Future<AtomicOutcome<String>> f : results) {
+            try {
+                AtomicOutcome<String> outcome = f.get(120, TimeUnit.SECONDS);
+                ran += outcome instanceof AtomicOutcome.Ran ? 1 : 0;
+                assertThat(text(outcome)).isEqualTo("receipt-reject");
+            } catch (java.util.concurrent.ExecutionException e) {
+                assertThat(e.getCause()).isInstanceOf(IdempotencyInProgressException.class);
+            }
+        }
+        assertThat(ran).isEqualTo(1);
+        assertThat(executions).hasValue(1);
+        assertThat(rows("reject")).isEqualTo(1);
+    }
+
+    /**
+     * Four engines without a shared cache: each one's marker holds off its own duplicates only, so up to four calls run,
+     * and the database's unique key lets one commit; the others' business rows roll back, and they replay its answer.
+     */
+    @Test
+    void racersOnNodesWhoseMarkersCannotSeeEachOtherCommitOnceAndAllGetTheWinnersAnswer() throws Exception {
+        List<Future<AtomicOutcome<String>>> results = race("blind", WAIT, nodes);
+        Set<String> answers = new HashSet<>();
+        int ran = 0;
+        for (Future<AtomicOutcome<String>> f : results) {
+            AtomicOutcome<String> outcome = f.get(120, TimeUnit.SECONDS);
+            ran += outcome instanceof AtomicOutcome.Ran ? 1 : 0;
+            answers.add(text(outcome));
+        }
+        assertThat(ran).as("one committed").isEqualTo(1);
+        assertThat(answers).containsExactly("receipt-blind");
+        assertThat(rows("blind")).as("one business row; the losers' rolled back").isEqualTo(1);
+        assertThat(executions.get()).as("at most one execution per node").isBetween(1, nodes.size());
+        System.out.printf("OPTIMISTIC-BLIND %s: 32 racers on %d nodes without a shared cache: %d executions, 1 committed%n",
+                database(), nodes.size(), executions.get());
+    }
+
+    /** 32 racers of one key, spread over the given engines, each call's work held until all have entered. */
+    private List<Future<AtomicOutcome<String>>> race(String key, Policy policy, List<IdempotencyEngine> on) throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch entered = new CountDownLatch(32);
+        List<Future<AtomicOutcome<String>>> results = new ArrayList<>();
+        for (int i = 0; i < 32; i++) {
+            IdempotencyEngine node = on.get(i % on.size());
+            results.add(pool.submit(() -> {
+                entered.countDown();
+                return call(node, key, policy, () -> {
+                    String receipt = charge(key);
+                    release.await(60, TimeUnit.SECONDS);
+                    return receipt;
+                });
+            }));
+        }
+        assertThat(entered.await(60, TimeUnit.SECONDS)).isTrue();
+        // Every racer has entered; those that will run hold their marker once their work has begun (the rest wait or
+        // are answered). The work goes on once every node that runs it has begun: no later than a short while.
+        AtomicClaimContract.awaitUntil("the first work to begin", () -> executions.get() >= 1);
+        release.countDown();
+        return results;
+    }
+
+    @Test
+    void aThousandDistinctKeysFromEightThreadsRunAThousandTimes() throws Exception {
+        List<Future<?>> done = new ArrayList<>();
+        AtomicInteger next = new AtomicInteger();
+        for (int t = 0; t < 8; t++) {
+            done.add(pool.submit(() -> {
+                for (int i = next.getAndIncrement(); i < 1000; i = next.getAndIncrement()) {
+                    String key = "many-" + i;
+                    assertThat(call(nodes.get(i % nodes.size()), key, REJECT, () -> charge(key))).isInstanceOf(AtomicOutcome.Ran.class);
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : done) {
+            f.get(300, TimeUnit.SECONDS);
+        }
+        assertThat(executions).hasValue(1000);
+        assertThat(count("select count(*) from test_payment")).isEqualTo(1000);
+        assertThat(count("select count(*) from idempotency_record where status = 'COMPLETED'")).isEqualTo(1000);
+    }
+
+    @Test
+    void aJvmKilledAfterItsBusinessWriteAndBeforeItsCommitLeavesNothingAndTheRetryRunsAtOnce() throws Exception {
+        Process child = OptimisticNode.start(url(), database(), "crash", "crash");
+        try {
+            BufferedReader out = reader(child);
+            OptimisticNode.awaitLine(out, OptimisticNode.WROTE);
+            child.destroyForcibly(); // SIGKILL: between the business write and the commit
+            assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            child.destroyForcibly();
+        }
+        assertThat(rows("crash")).as("nothing committed").isZero();
+        long started = System.nanoTime();
+        assertThat(call("crash", WAIT, () -> charge("crash"))).as("the retry runs").isInstanceOf(AtomicOutcome.Ran.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("nothing to wait out").isLessThan(Duration.ofSeconds(30));
+        assertThat(rows("crash")).as("one business row").isEqualTo(1);
+        assertThat(call("crash", WAIT, () -> charge("crash"))).isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(executions).hasValue(1);
+    }
+
+    /**
+     * Two JVMs, each with a cache of its own (their markers cannot see each other), run the same keys at once: the other
+     * JVM's call runs first and holds its work open; this JVM's call runs and commits; the other's insert then meets the
+     * committed row, its transaction (its business row with it) rolls back, and it answers with this JVM's answer.
+     */
+    @Test
+    void twoJvmsWithCachesOfTheirOwnRacingTheSameKeysCommitOncePerKeyAndAnswerAlike() throws Exception {
+        List<String> keys = List.of("two-1", "two-2", "two-3", "two-4", "two-5");
+        Process child = OptimisticNode.start(url(), database(), "race", String.join(",", keys));
+        try (PrintWriter in = new PrintWriter(child.getOutputStream(), true, StandardCharsets.UTF_8)) {
+            BufferedReader out = reader(child);
+            for (String key : keys) {
+                OptimisticNode.awaitLine(out, OptimisticNode.RUNNING + key);
+                AtomicOutcome<String> mine = call(key, WAIT, () -> charge(key) + "-here");
+                assertThat(mine).as("this JVM's call ran: the other's has not stored its answer").isInstanceOf(AtomicOutcome.Ran.class);
+                in.println(OptimisticNode.GO + key);
+                String answer = OptimisticNode.awaitLine(out, OptimisticNode.ANSWER + key + " ");
+                assertThat(answer).as("the other JVM's caller gets this JVM's answer").endsWith(" receipt-" + key + "-here");
+                assertThat(rows(key)).as("one business row for %s: the other JVM's rolled back", key).isEqualTo(1);
+            }
+            assertThat(child.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(child.exitValue()).isZero();
+        } finally {
+            child.destroyForcibly();
+        }
+        assertThat(count("select count(*) from test_payment")).isEqualTo(keys.size());
+        assertThat(count("select count(*) from idempotency_record where status = 'COMPLETED'")).isEqualTo(keys.size());
+    }
+
+    private static BufferedReader reader(Process child) {
+        return new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    }
+
+    static Path java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java");
+    }
+}
