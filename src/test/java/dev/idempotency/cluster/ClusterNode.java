@@ -139,6 +139,8 @@ public final class ClusterNode {
             answer = switch (exchange.getRequestURI().getPath()) {
                 case "/run" -> run(q.get("key"), Boolean.parseBoolean(q.get("hold")), Boolean.parseBoolean(q.get("wait")),
                         q.containsKey("lease") ? Duration.ofMillis(Long.parseLong(q.get("lease"))) : null);
+                case "/optimistic" -> optimistic(q.get("key"), Long.parseLong(q.getOrDefault("workMillis", "0")));
+                case "/works" -> String.valueOf(works.get());
                 case "/release" -> {
                     holds.computeIfAbsent(q.get("key"), k -> new CountDownLatch(1)).countDown();
                     yield "released";
@@ -170,6 +172,26 @@ public final class ClusterNode {
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(body);
         }
+    }
+
+    /** How many times this node's optimistic work began (committed or not). */
+    private final java.util.concurrent.atomic.AtomicInteger works = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** An optimistic call that waits for a duplicate's answer: its work writes the effect and takes {@code workMillis}. */
+    private String optimistic(String key, long workMillis) throws Exception {
+        dev.idempotency.core.AtomicOutcome<String> outcome = engine.flow(dev.idempotency.ClaimMode.OPTIMISTIC)
+                .run(new ScopedKey("cluster", "anonymous", key), "fp", null, wait, dev.idempotency.testing.TextCall.of(() -> {
+                    works.incrementAndGet();
+                    try (Connection c = env.dataSource.getConnection();
+                         PreparedStatement ps = c.prepareStatement("insert into cluster_effect (idem_key, node) values (?, ?)")) {
+                        ps.setString(1, key);
+                        ps.setString(2, name);
+                        ps.executeUpdate();
+                    }
+                    Thread.sleep(workMillis); // the work's length, during which duplicates arrive
+                    return "done by " + name;
+                }));
+        return outcome instanceof dev.idempotency.core.AtomicOutcome.Ran ? "executed" : "replayed";
     }
 
     private String run(String key, boolean hold, boolean waitForIt, Duration lease) throws Exception {

@@ -133,6 +133,34 @@ class ClusterTest {
         assertThat(effects(awaited)).isEqualTo(1);
     }
 
+    /**
+     * Optimistic claims on two nodes of a replicated cache: the cache's marker holds the other node's duplicates off
+     * before they run, so the work begins once in all (not once per node), and every duplicate gets its answer.
+     */
+    @Test
+    void optimisticDuplicatesOnTwoNodesAreHeldOffByTheSharedMarkerAndRunOnce() throws Exception {
+        Node one = start("node-1", 7911);
+        Node two = start("node-2", 7912);
+        awaitMembers(2);
+        for (int round = 0; round < 3; round++) {
+            String raced = "optimistic-" + UUID.randomUUID();
+            List<CompletableFuture<String>> answers = new ArrayList<>();
+            for (int i = 0; i < 32; i++) {
+                answers.add(getAsync(i % 2 == 0 ? one : two, "optimistic?workMillis=500&key=" + raced));
+            }
+            int executed = 0;
+            for (CompletableFuture<String> a : answers) {
+                String answer = a.get(120, TimeUnit.SECONDS);
+                assertThat(answer).isIn("executed", "replayed");
+                executed += answer.equals("executed") ? 1 : 0;
+            }
+            assertThat(executed).isEqualTo(1);
+            assertThat(effects(raced)).isEqualTo(1);
+        }
+        long works = Long.parseLong(get(one, "works")) + Long.parseLong(get(two, "works"));
+        assertThat(works).as("the work began once per key on the two nodes together: no loser ran and rolled back").isEqualTo(3);
+    }
+
     @Test
     void flushingTheCacheMidRunNeverMakesAKeyRunTwice() throws Exception {
         Node one = start("node-1", 7911);
