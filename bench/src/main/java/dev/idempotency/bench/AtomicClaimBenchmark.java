@@ -37,7 +37,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *     best, the business insert, the update with the answer, one commit (the own-transaction target's floor);</li>
  * <li>{@code floorSameStatementsInTheCallersTransaction}: the same statements in raw JDBC inside the caller's
  *     JTA transaction (the joined path's floor);</li>
- * <li>{@code camelJpaAddBusinessConfirm}: Camel's JPA repository's add, the business transaction, confirm.</li>
+ * <li>{@code camelJpaAddBusinessConfirm}: Camel's JPA repository's add, the business transaction, confirm;</li>
+ * <li>{@code optimisticInTheCallersTransaction}, {@code optimisticInTheLibrarysTransaction}: the optimistic claim (the
+ *     library's default local cache in front), the business row and one insert of the finished record;</li>
+ * <li>{@code floorBusinessAndOneInsertInTheCallersTransaction}: the business transaction plus one raw insert of a
+ *     finished record with the 1 KiB answer, in the caller's JTA transaction (the optimistic target's yardstick);</li>
+ * <li>{@code floorBusinessAndOneInsertOneTransaction}: the same two statements in raw JDBC, no JTA, one commit.</li>
  * </ul>
  * Average time per call with one thread; {@code -bm thrpt -t 8} gives the distinct-keys throughput.
  */
@@ -140,6 +145,78 @@ public class AtomicClaimBenchmark {
                 return null;
             }
         });
+    }
+
+    /** The optimistic claim's floor: the business insert, then one insert of the finished record with its answer. */
+    int floorBusinessAndOneInsert(Connection c, String id) throws Exception {
+        try (PreparedStatement insert = c.prepareStatement("INSERT INTO bench_business (id, amount) VALUES (?, 1250)")) {
+            insert.setString(1, id);
+            insert.executeUpdate();
+        }
+        try (PreparedStatement record = c.prepareStatement("INSERT INTO bench_floor (id, status, response) VALUES (?, 'COMPLETED', ?)")) {
+            record.setString(1, id);
+            record.setBytes(2, response);
+            return record.executeUpdate();
+        }
+    }
+
+    AtomicOutcome<String> optimistic(String id) throws Exception {
+        return subjects.cachedEngine.flow(dev.idempotency.ClaimMode.OPTIMISTIC).run(new ScopedKey("bench", "anonymous", id), "fp",
+                null, POLICY, new AtomicCall<>() {
+                    @Override
+                    public String run() throws Exception {
+                        business(id);
+                        return id;
+                    }
+
+                    @Override
+                    public byte[] response(String result) {
+                        return response;
+                    }
+
+                    @Override
+                    public boolean keeps(Throwable failure) {
+                        return false;
+                    }
+
+                    @Override
+                    public byte[] failure(Throwable failure) {
+                        return null;
+                    }
+                });
+    }
+
+    @Benchmark
+    public Object optimisticInTheCallersTransaction() throws Exception {
+        String id = "o" + sequence.incrementAndGet();
+        tm.begin();
+        AtomicOutcome<String> outcome = optimistic(id);
+        tm.commit();
+        return outcome;
+    }
+
+    @Benchmark
+    public Object optimisticInTheLibrarysTransaction() throws Exception {
+        return optimistic("p" + sequence.incrementAndGet());
+    }
+
+    @Benchmark
+    public int floorBusinessAndOneInsertInTheCallersTransaction() throws Exception {
+        String id = "h" + sequence.incrementAndGet();
+        tm.begin();
+        int n;
+        try (Connection c = subjects.jtaPool.getConnection()) {
+            n = floorBusinessAndOneInsert(c, id);
+        }
+        tm.commit();
+        return n;
+    }
+
+    @Benchmark
+    public int floorBusinessAndOneInsertOneTransaction(FloorConnection floor) throws Exception {
+        int n = floorBusinessAndOneInsert(floor.c, "i" + sequence.incrementAndGet());
+        floor.c.commit();
+        return n;
     }
 
     @Benchmark

@@ -44,6 +44,9 @@ final class JtaSubjects implements AutoCloseable {
     final AgroalDataSource plainPool;
     final EntityManagerFactory emf;
     final IdempotencyEngine engine;
+    /** The same store behind a local cache (the library's default), as the optimistic claim is meant to run. */
+    final IdempotencyEngine cachedEngine;
+    private final org.infinispan.manager.EmbeddedCacheManager cacheManager;
     final EntityManagerFactory camelEmf;
     final JpaMessageIdRepository camel;
     private final ExecutorService detached = Executors.newCachedThreadPool();
@@ -64,6 +67,14 @@ final class JtaSubjects implements AutoCloseable {
         engine = new IdempotencyEngine(store, Clock.systemUTC(), "bench",
                 new JtaTransactionBridge(tsr, new TransactionManagerRequiresNew(tm)), new LocalCompletionSignals(),
                 detached, Duration.ofSeconds(30), RecordCache.NONE);
+        // The library as it runs by default: a local Infinispan cache in front of the same store.
+        cacheManager = dev.idempotency.cache.CacheManagers.start(false, "bench-jta", "bench", null, "127.0.0.1", 7800,
+                "127.0.0.1[7800]", 100_000);
+        LocalCompletionSignals signals = new LocalCompletionSignals();
+        cachedEngine = new IdempotencyEngine(store, Clock.systemUTC(), "bench-cached",
+                new JtaTransactionBridge(tsr, new TransactionManagerRequiresNew(tm)), signals, detached, Duration.ofSeconds(30),
+                new dev.idempotency.cache.InfinispanRecordCache(dev.idempotency.cache.CacheManagers.defineCache(cacheManager, 100_000),
+                        Clock.systemUTC(), signals));
         camelEmf = CamelPeers.messageProcessedUnit(plainPool);
         camel = CamelPeers.jpa(camelEmf, "bench");
     }
@@ -80,6 +91,7 @@ final class JtaSubjects implements AutoCloseable {
     @Override
     public void close() {
         camel.stop();
+        cacheManager.stop();
         camelEmf.close();
         emf.close();
         detached.shutdownNow();

@@ -7,6 +7,7 @@ import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -22,8 +23,9 @@ import java.net.URI;
 
 /**
  * {@code /api/payments}: create one (idempotent, {@code Idempotency-Key} required), read one, stats; and
- * {@code /api/payments/optimistic}, the same create with the optimistic claim; {@code /api/payments/unprotected}, the
- * same create without the protection, for the benchmarks.
+ * {@code /api/payments/optimistic}, the same create with the optimistic claim; {@code /api/payments/by-hand}, the same
+ * guarantee written by hand without the library; {@code /api/payments/unprotected}, the same create without the
+ * protection: the last three for the benchmarks.
  */
 @Path("/payments")
 @RequestScoped
@@ -66,6 +68,42 @@ public class PaymentsResource {
     @Consumes(MediaType.APPLICATION_JSON)
     public Response createOptimistic(PaymentRequest request, @Context UriInfo uri) {
         return charge(request);
+    }
+
+    @Inject
+    ByHandPayments byHand;
+
+    /**
+     * The same guarantee as {@link #create} written by hand in the application ({@link ByHandPayments}), without the
+     * library: the twin the benchmarks compare the library with. {@code Idempotency-Key} required; a replay is marked
+     * {@code Idempotent-Replayed}; another request with the key is 422; a concurrent duplicate 409.
+     */
+    @POST
+    @Path("by-hand")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response createByHand(PaymentRequest request, @HeaderParam("Idempotency-Key") String key) {
+        if (key == null || key.isBlank() || key.length() > 255) {
+            return Problems.invalid("An Idempotency-Key header of 1 to 255 characters is required");
+        }
+        Response invalid = validate(request);
+        if (invalid != null) {
+            return invalid;
+        }
+        String owner = security.getUserPrincipal() == null ? "anonymous" : security.getUserPrincipal().getName();
+        ByHandPayments.Answer answer;
+        try {
+            answer = byHand.create(owner, key, request);
+        } catch (jakarta.persistence.PersistenceException | jakarta.transaction.TransactionalException e) {
+            return Response.status(409).type("application/problem+json").header("Retry-After", "1")
+                    .entity("{\"title\":\"A request with this key is in progress\",\"status\":409}").build();
+        }
+        if (answer.reused()) {
+            return Response.status(422).type("application/problem+json")
+                    .entity("{\"title\":\"This key was used for another request\",\"status\":422}").build();
+        }
+        Response.ResponseBuilder created = Response.created(URI.create(answer.location())).type(MediaType.APPLICATION_JSON)
+                .entity(answer.body());
+        return answer.replayed() ? created.header("Idempotent-Replayed", "true").build() : created.build();
     }
 
     /**

@@ -127,6 +127,21 @@ class HttpIT extends ServerIT {
     }
 
     @Test
+    @DisplayName("The example's hand-written twin (no library): the retry is replayed, another body with the key is 422")
+    void byHandTwin() throws Exception {
+        long payments = stat("payments");
+        String k = key();
+        HttpResponse<String> first = send(postJson("api/payments/by-hand", k, PAYMENT));
+        HttpResponse<String> retry = send(postJson("api/payments/by-hand", k, PAYMENT));
+        assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+        assertThat(retry.statusCode()).isEqualTo(201);
+        assertThat(retry.body()).isEqualTo(first.body());
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(send(postJson("api/payments/by-hand", k, PAYMENT.replace("1000", "2000"))).statusCode()).isEqualTo(422);
+        assertThat(stat("payments")).isEqualTo(payments + 1);
+    }
+
+    @Test
     @DisplayName("H6: the same key with another body: 422, nothing charged")
     void reused() throws Exception {
         String k = key();

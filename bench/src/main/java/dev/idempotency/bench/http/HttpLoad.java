@@ -72,7 +72,7 @@ public final class HttpLoad {
         String workload = options.getOrDefault("workload", "unique");
         String endpoint = options.getOrDefault("endpoint", "both");
         if (!List.of("unique", "retries50", "retries", "burst").contains(workload)
-                || !List.of("protected", "unprotected", "both").contains(endpoint)) {
+                || !List.of("protected", "optimistic", "by-hand", "unprotected", "both", "all").contains(endpoint)) {
             usage("unknown --workload or --endpoint");
         }
         HttpLoad load = new HttpLoad(options);
@@ -80,11 +80,32 @@ public final class HttpLoad {
                 load.base, workload, load.threads, load.warmup, load.seconds,
                 workload.equals("burst") ? ", burst " + load.burst : "", load.user);
         List<Result> results = new ArrayList<>();
-        for (String e : endpoint.equals("both") ? List.of("protected", "unprotected") : List.of(endpoint)) {
+        List<String> endpoints = switch (endpoint) {
+            case "both" -> List.of("protected", "unprotected");
+            case "all" -> List.of("protected", "optimistic", "by-hand", "unprotected");
+            default -> List.of(endpoint);
+        };
+        for (String e : endpoints) {
             results.add(load.run(e, workload));
         }
-        if (results.size() == 2) {
-            compare(results.get(0), results.get(1));
+        String csv = options.get("csv");
+        if (csv != null) {
+            // One row per endpoint (bench/charts.py draws them): its throughput in requests per second.
+            StringBuilder rows = new StringBuilder("label,value,error\n");
+            for (Result r : results) {
+                rows.append(r.endpoint).append(',').append(String.format(Locale.ROOT, "%.1f", r.throughput)).append(",0\n");
+            }
+            java.nio.file.Files.writeString(java.nio.file.Path.of(csv), rows);
+        }
+        Result unprotected = results.stream().filter(r -> r.endpoint.equals("unprotected")).findFirst().orElse(null);
+        Result byHand = results.stream().filter(r -> r.endpoint.equals("by-hand")).findFirst().orElse(null);
+        for (Result r : results) {
+            if (unprotected != null && r != unprotected) {
+                compare(r, unprotected);
+            }
+            if (byHand != null && r != byHand && r != unprotected) {
+                System.out.printf(Locale.ROOT, "  %s/by-hand throughput: %.2fx%n", r.endpoint, r.throughput / byHand.throughput);
+            }
         }
         // The client's selector and executor threads are not daemons before Java 21's close().
         System.exit(0);
@@ -104,14 +125,14 @@ public final class HttpLoad {
     static void usage(String problem) {
         System.err.println(problem);
         System.err.println("usage: HttpLoad [--base http://localhost:8080] [--threads 8] [--seconds 20] [--warmup 10]"
-                + " [--workload unique|retries50|retries|burst] [--endpoint protected|unprotected|both] [--burst 8]"
-                + " [--user alice:alice-pw|anonymous]");
+                + " [--workload unique|retries50|retries|burst] [--endpoint protected|optimistic|by-hand|unprotected|both|all] [--burst 8]"
+                + " [--user alice:alice-pw|anonymous] [--csv results.csv]");
         System.exit(2);
     }
 
     /** One run: warm-up, measurement, then the server's stats and the check. */
     Result run(String endpoint, String workload) throws Exception {
-        URI uri = URI.create(base + (endpoint.equals("protected") ? "/api/payments" : "/api/payments/unprotected"));
+        URI uri = URI.create(base + (endpoint.equals("protected") ? "/api/payments" : "/api/payments/" + endpoint));
         long[] before = stats();
         long measureStart = System.nanoTime() + TimeUnit.SECONDS.toNanos(warmup);
         long measureEnd = measureStart + TimeUnit.SECONDS.toNanos(seconds);
@@ -356,7 +377,7 @@ public final class HttpLoad {
             long charges = after[0] - before[0];
             long payments = after[1] - before[1];
             long created = total.getOrDefault("201", 0L) + total.getOrDefault("201-replay", 0L);
-            boolean isProtected = endpoint.equals("protected");
+            boolean isProtected = !endpoint.equals("unprotected");
             long expected = isProtected ? keysWith201 : created;
             boolean ok = charges == expected && (!isProtected || fresh201 == keysWith201);
             System.out.printf(Locale.ROOT, "  stats: charges +%d (now %d), payments +%d (now %d); all requests %s;"
@@ -378,7 +399,7 @@ public final class HttpLoad {
 
     /** Protected against unprotected, the targets. */
     static void compare(Result p, Result u) {
-        System.out.printf(Locale.ROOT, "  protected/unprotected throughput: %.2fx", p.throughput / u.throughput);
+        System.out.printf(Locale.ROOT, "  %s/unprotected throughput: %.2fx", p.endpoint, p.throughput / u.throughput);
         if (p.workload.startsWith("retries")) {
             // Retries served at least as fast as the unprotected endpoint serves fresh requests.
             System.out.printf(Locale.ROOT, "; replay p50/p99 %s/%s ms (protected) vs p50/p99 %s/%s ms (unprotected)",

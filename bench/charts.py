@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Renders the recorded benchmark results (bench/results/) as SVG bar charts (bench/charts/), embedded in BENCHMARKS.md.
+
+    bench/charts.py            every chart of CHARTS below, from the results committed under bench/results/
+
+Each chart is one table of BENCHMARKS.md: the library's bars (dark), their floors (grey) and peers (light), each with
+its error (JMH's 99.9 % interval) as a whisker, and each of the library's bars marked with its ratio to the bar it is
+measured against. Python 3 standard library only; the SVG is plain text, so a change to a result shows in a diff.
+"""
+import csv
+import html
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(ROOT, "results")
+OUT = os.path.join(ROOT, "charts")
+
+COLOURS = {"library": "#1f4e79", "floor": "#9e9e9e", "peer": "#c6d9ec", "twin": "#e0b35a"}
+
+
+def jmh(file, database, threads=None):
+    """{method name: (score, error)} of one JMH JSON file, for one database parameter."""
+    with open(os.path.join(RESULTS, file)) as f:
+        runs = json.load(f)
+    found = {}
+    for run in runs:
+        params = run.get("params") or {}
+        if database is not None and params.get("database") != database:
+            continue
+        if threads is not None and run.get("threads") != threads:
+            continue
+        name = run["benchmark"].rsplit(".", 1)[1]
+        found[name] = (run["primaryMetric"]["score"], run["primaryMetric"]["scoreError"])
+    return found
+
+
+def table(file):
+    """{label: (value, error)} of a CSV of label,value,error rows (results that are not JMH's: the HTTP driver's)."""
+    with open(os.path.join(RESULTS, file)) as f:
+        return {row["label"]: (float(row["value"]), float(row["error"] or 0)) for row in csv.DictReader(f)}
+
+
+# Each chart: a title, its unit and direction, and its bars: (label, role, key in the source, the label of the bar its
+# ratio is to or None). Sources: ("jmh", file, database[, threads]) or ("csv", file).
+CHARTS = [
+    {
+        "name": "claims-callers-transaction-{db}",
+        "title": "In the caller's JTA transaction, one thread ({db}): µs per call, lower is better",
+        "unit": "µs", "higher_is_better": False,
+        "source": ("jmh", "claims.json", "{db}"),
+        "bars": [
+            ("business transaction alone", "floor", "businessTransactionAlone", None),
+            ("floor: business + 1 raw INSERT of the record", "floor", "floorBusinessAndOneInsertInTheCallersTransaction", None),
+            ("optimistic", "library", "optimisticInTheCallersTransaction", "floor: business + 1 raw INSERT of the record"),
+            ("floor: claim + business + answer, raw JDBC", "floor", "floorSameStatementsInTheCallersTransaction", None),
+            ("atomic", "library", "atomicInTheCallersTransaction", "floor: claim + business + answer, raw JDBC"),
+        ],
+    },
+    {
+        "name": "claims-own-transaction-{db}",
+        "title": "No caller transaction, one thread ({db}): µs per call, lower is better",
+        "unit": "µs", "higher_is_better": False,
+        "source": ("jmh", "claims.json", "{db}"),
+        "bars": [
+            ("floor: business + 1 INSERT, raw JDBC", "floor", "floorBusinessAndOneInsertOneTransaction", None),
+            ("optimistic", "library", "optimisticInTheLibrarysTransaction", "floor: business + 1 INSERT, raw JDBC"),
+            ("floor: claim + business + answer, raw JDBC", "floor", "floorSameStatementsOneTransaction", None),
+            ("atomic", "library", "atomicInTheLibrarysTransaction", "floor: claim + business + answer, raw JDBC"),
+            ("Camel JPA add + business + confirm", "peer", "camelJpaAddBusinessConfirm", None),
+        ],
+    },
+    {
+        "name": "claims-8-threads-{db}",
+        "title": "8 threads, distinct keys ({db}): calls per second, higher is better",
+        "unit": "ops/s", "higher_is_better": True,
+        "source": ("jmh", "claims-8.json", "{db}"),
+        "bars": [
+            ("floor: business + 1 INSERT, raw JDBC", "floor", "floorBusinessAndOneInsertOneTransaction", None),
+            ("optimistic", "library", "optimisticInTheLibrarysTransaction", "floor: business + 1 INSERT, raw JDBC"),
+            ("floor: claim + business + answer, raw JDBC", "floor", "floorSameStatementsOneTransaction", None),
+            ("atomic", "library", "atomicInTheLibrarysTransaction", "floor: claim + business + answer, raw JDBC"),
+        ],
+    },
+    {
+        "name": "http-{workload}-{server_db}",
+        "title": "HTTP, the example on Payara Micro ({server_db}), {workload}: requests per second, higher is better",
+        "unit": "req/s", "higher_is_better": True,
+        "source": ("csv", "http-{server_db}-{workload}.csv"),
+        "bars": [
+            ("unprotected twin", "floor", "unprotected", None),
+            ("by hand (no library)", "twin", "by-hand", "unprotected twin"),
+            ("optimistic", "library", "optimistic", "by hand (no library)"),
+            ("atomic", "library", "protected", "by hand (no library)"),
+        ],
+    },
+]
+
+EXPAND = {
+    "db": ["postgresql", "mariadb"],
+    "server_db": ["h2", "postgresql"],
+    "workload": ["unique", "retries"],
+}
+
+
+def expansions(chart):
+    keys = [k for k in EXPAND if "{" + k + "}" in chart["name"]]
+    combos = [{}]
+    for k in keys:
+        combos = [dict(c, **{k: v}) for c in combos for v in EXPAND[k]]
+    return combos
+
+
+def render(chart, values):
+    bars = [(label, role, values[key], ratio_to) for label, role, key, ratio_to in chart["bars"] if key in values]
+    if not bars:
+        return None
+    width, left, right, row, top = 900, 330, 150, 34, 48
+    height = top + row * len(bars) + 30
+    biggest = max(v + e for _, _, (v, e), _ in bars) or 1
+    scale = (width - left - right) / biggest
+    by_label = {label: v for label, _, (v, _), _ in bars}
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="13">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="10" y="24" font-size="15" font-weight="bold">{html.escape(chart["title"])}</text>']
+    for i, (label, role, (value, error), ratio_to) in enumerate(bars):
+        y = top + i * row
+        w = max(1, value * scale)
+        out.append(f'<text x="{left - 8}" y="{y + 17}" text-anchor="end">{html.escape(label)}</text>')
+        out.append(f'<rect x="{left}" y="{y + 4}" width="{w:.1f}" height="20" fill="{COLOURS[role]}"/>')
+        if error > 0:
+            lo, hi = left + max(0, value - error) * scale, left + (value + error) * scale
+            out.append(f'<line x1="{lo:.1f}" y1="{y + 14}" x2="{hi:.1f}" y2="{y + 14}" stroke="black"/>')
+            out.append(f'<line x1="{hi:.1f}" y1="{y + 9}" x2="{hi:.1f}" y2="{y + 19}" stroke="black"/>')
+        text = f"{value:,.0f} {chart['unit']}"
+        if ratio_to and ratio_to in by_label and by_label[ratio_to]:
+            ratio = value / by_label[ratio_to]
+            text += f"  ({ratio:.2f}x {ratio_to.split(':')[0].split(' (')[0]})"
+        end = left + (value + error) * scale + 6
+        out.append(f'<text x="{end:.1f}" y="{y + 18}" font-weight="{"bold" if role == "library" else "normal"}">{html.escape(text)}</text>')
+    legend = "dark: the library; grey: its floor (the same statements without it); light: a peer; amber: written by hand"
+    out.append(f'<text x="10" y="{height - 10}" fill="#555" font-size="11">{legend}; whiskers: the error</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    written = []
+    for chart in CHARTS:
+        for combo in expansions(chart):
+            source = tuple(s.format(**combo) if isinstance(s, str) else s for s in chart["source"])
+            path = os.path.join(RESULTS, source[1])
+            if not os.path.exists(path):
+                continue
+            values = jmh(*source[1:]) if source[0] == "jmh" else table(source[1])
+            concrete = dict(chart, title=chart["title"].format(**combo))
+            svg = render(concrete, values)
+            if svg is None:
+                continue
+            name = chart["name"].format(**combo) + ".svg"
+            with open(os.path.join(OUT, name), "w") as f:
+                f.write(svg)
+            written.append(name)
+    print("\n".join(f"bench/charts/{n}" for n in written) or "no results to draw", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
