@@ -79,6 +79,7 @@ public class IdempotencyExtension implements Extension {
         bbd.addAnnotatedType(Callers.class, Callers.class.getName());
         bbd.addAnnotatedType(PurgeSchedule.class, PurgeSchedule.class.getName());
         bbd.addAnnotatedType(IdempotencyManagerBean.class, IdempotencyManagerBean.class.getName());
+        bbd.addAnnotatedType(IdempotencyBean.class, IdempotencyBean.class.getName());
         if (present("org.eclipse.microprofile.health.HealthCheck")) {
             bbd.addAnnotatedType(IdempotencyReadinessCheck.class, IdempotencyReadinessCheck.class.getName());
         }

@@ -1,6 +1,7 @@
 package dev.idempotency.cdi;
 
 import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotentResult;
 import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.IdempotencyKeyInvalidException;
 import dev.idempotency.IdempotencyKeyMissingException;
@@ -83,6 +84,7 @@ public class IdempotentInterceptor {
             }
             return ctx.proceed();
         }
+        LastCall.forget();
         JsonCodec codec = runtime.codec();
         ScopedKey scopedKey = runtime.atRest(new ScopedKey(m.namespace(), callers.principalName(runtime.settings().scopeByPrincipal()), key));
         String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0]) : codec.fingerprint(m, args);
@@ -117,8 +119,14 @@ public class IdempotentInterceptor {
                 return m.async();
             }
         });
-        return outcome instanceof AtomicOutcome.Replayed<Object> replayed
-                ? replay(m, codec, replayed.record()) : ((AtomicOutcome.Ran<Object>) outcome).value();
+        if (outcome instanceof AtomicOutcome.Replayed<Object> replayed) {
+            Object value = replay(m, codec, replayed.record());
+            LastCall.remember(new IdempotentResult<>(value, true, replayed.record().completedAt()));
+            return value;
+        }
+        Object value = ((AtomicOutcome.Ran<Object>) outcome).value();
+        LastCall.remember(new IdempotentResult<>(value, false, java.time.Instant.now()));
+        return value;
     }
 
     static IdempotencyResultNotStorableException notStorable(MethodSettings m, ScopedKey key, RuntimeException e) {

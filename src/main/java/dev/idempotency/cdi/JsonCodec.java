@@ -59,17 +59,30 @@ final class JsonCodec implements AutoCloseable {
     }
 
     byte[] encodeValue(MethodSettings m, Object value) {
-        if (m.voidResult()) {
+        return encodeValue(m.valueType(), m.voidResult(), value);
+    }
+
+    byte[] encodeValue(Type valueType, boolean voidResult, Object value) {
+        if (voidResult) {
             return EMPTY;
         }
-        return jsonb.toJson(value, m.valueType()).getBytes(StandardCharsets.UTF_8);
+        return jsonb.toJson(value, valueType).getBytes(StandardCharsets.UTF_8);
     }
 
     Object decodeValue(MethodSettings m, byte[] stored) {
-        if (m.voidResult()) {
+        return decodeValue(m.valueType(), m.voidResult(), stored);
+    }
+
+    Object decodeValue(Type valueType, boolean voidResult, byte[] stored) {
+        if (voidResult) {
             return null;
         }
-        return jsonb.fromJson(new String(stored, StandardCharsets.UTF_8), m.valueType());
+        return jsonb.fromJson(new String(stored, StandardCharsets.UTF_8), valueType);
+    }
+
+    /** A request as JSON (properties in lexicographical order): what a functional call's fingerprint covers. */
+    String json(Object request) {
+        return jsonb.toJson(request);
     }
 
     byte[] encodeFailure(Throwable t) {
@@ -81,17 +94,22 @@ final class JsonCodec implements AutoCloseable {
      * ever instantiated.
      */
     Throwable decodeFailure(MethodSettings m, byte[] stored) {
+        return decodeFailure(m.keepOn(), m.method().getDeclaringClass().getClassLoader(), m.describe(), stored);
+    }
+
+    /** {@link #decodeFailure(MethodSettings, byte[])} for a call that is not a method's: its keepOn types, its loader. */
+    Throwable decodeFailure(java.util.List<Class<? extends Throwable>> keepOn, ClassLoader loader, String where, byte[] stored) {
         StoredFailure f = jsonb.fromJson(new String(stored, StandardCharsets.UTF_8), StoredFailure.class);
         Class<?> type;
         try {
-            type = Class.forName(f.getType(), false, m.method().getDeclaringClass().getClassLoader());
+            type = Class.forName(f.getType(), false, loader);
         } catch (ClassNotFoundException e) {
-            throw new IdempotencyException("The kept failure " + f.getType() + " is not a class visible to " + m.describe());
+            throw new IdempotencyException("The kept failure " + f.getType() + " is not a class visible to " + where);
         }
-        boolean listed = m.keepOn().stream().anyMatch(k -> k.isAssignableFrom(type));
+        boolean listed = keepOn.stream().anyMatch(k -> k.isAssignableFrom(type));
         if (!listed) {
             throw new IdempotencyException("The kept failure " + f.getType() + " is not one of the keepOn types of "
-                    + m.describe() + "; it is not rebuilt");
+                    + where + "; it is not rebuilt");
         }
         try {
             try {
@@ -101,7 +119,7 @@ final class JsonCodec implements AutoCloseable {
                 return (Throwable) type.getConstructor().newInstance();
             }
         } catch (ReflectiveOperationException e) {
-            throw new IdempotencyException("Could not rebuild the kept failure " + f.getType() + " of " + m.describe(), e);
+            throw new IdempotencyException("Could not rebuild the kept failure " + f.getType() + " of " + where, e);
         }
     }
 

@@ -23,7 +23,7 @@ import java.util.SortedSet;
  * enums. Not: {@code Object}, raw or wildcard types, type variables, other interfaces and abstract classes
  * (streams, iterators, I/O).
  */
-final class StorableTypes {
+public final class StorableTypes {
 
     private static final Set<Class<?>> CONTAINER_INTERFACES = Set.of(Collection.class, List.class, Set.class,
             SortedSet.class, NavigableSet.class, Queue.class, Deque.class, Map.class, SortedMap.class, NavigableMap.class);
@@ -32,7 +32,7 @@ final class StorableTypes {
     }
 
     /** Why the type cannot be stored, or {@code null} when it can. */
-    static String problem(Type type) {
+    public static String problem(Type type) {
         if (type instanceof Class<?> c) {
             return problem(c);
         }
