@@ -74,4 +74,24 @@ class ClusterIT {
             assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         }
     }
+    @Test
+    @DisplayName("The functional API across nodes: a batch charged on node 1 and retried on node 2 charges nothing again")
+    void aBatchRetriedOnTheOtherNodeIsReplayed() throws Exception {
+        long charges = stat(8080, "charges") + stat(8081, "charges");
+        String a = UUID.randomUUID().toString();
+        String b = UUID.randomUUID().toString();
+        String batch = "{\"items\":[{\"key\":\"" + a + "\",\"amount\":100,\"currency\":\"EUR\"},"
+                + "{\"key\":\"" + b + "\",\"amount\":200,\"currency\":\"EUR\"}]}";
+        HttpResponse<String> first = CLIENT.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:8080/api/payments/batch"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(batch))
+                .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(first.statusCode()).as(first.body()).isEqualTo(200);
+        assertThat(first.body()).doesNotContain("\"replayed\"").contains("\"charged\"");
+        HttpResponse<String> retry = CLIENT.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:8081/api/payments/batch"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(batch))
+                .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(retry.statusCode()).as(retry.body()).isEqualTo(200);
+        assertThat(retry.body()).doesNotContain("\"charged\"").contains("\"replayed\"");
+        assertThat(stat(8080, "charges") + stat(8081, "charges")).as("two items, charged once each").isEqualTo(charges + 2);
+    }
 }

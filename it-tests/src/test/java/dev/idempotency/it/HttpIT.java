@@ -142,6 +142,37 @@ class HttpIT extends ServerIT {
     }
 
     @Test
+    @DisplayName("The functional API: a retried batch charges only its new items, and says which were replayed")
+    void batchChargesOnlyTheNewItems() throws Exception {
+        long charges = stat("charges");
+        String a = key();
+        String b = key();
+        String c = key();
+        String first = "{\"items\":[" + item(a, 100) + "," + item(b, 200) + "]}";
+        HttpResponse<String> r1 = send(postJson("api/payments/batch", null, first));
+        assertThat(r1.statusCode()).as(r1.body()).isEqualTo(200);
+        assertThat(r1.body()).contains("\"key\":\"" + a + "\",\"outcome\":\"charged\"")
+                .contains("\"key\":\"" + b + "\",\"outcome\":\"charged\"");
+        assertThat(stat("charges")).isEqualTo(charges + 2);
+        // The batch again, with one new item: only the new one is charged.
+        String again = "{\"items\":[" + item(a, 100) + "," + item(b, 200) + "," + item(c, 300) + "]}";
+        HttpResponse<String> r2 = send(postJson("api/payments/batch", null, again));
+        assertThat(r2.statusCode()).as(r2.body()).isEqualTo(200);
+        assertThat(r2.body()).contains("\"key\":\"" + a + "\",\"outcome\":\"replayed\"")
+                .contains("\"key\":\"" + b + "\",\"outcome\":\"replayed\"")
+                .contains("\"key\":\"" + c + "\",\"outcome\":\"charged\"");
+        assertThat(stat("charges")).as("only the new item charged").isEqualTo(charges + 3);
+        // A known key with another amount is refused, and charges nothing.
+        HttpResponse<String> r3 = send(postJson("api/payments/batch", null, "{\"items\":[" + item(a, 999) + "]}"));
+        assertThat(r3.body()).contains("\"outcome\":\"refused\"");
+        assertThat(stat("charges")).isEqualTo(charges + 3);
+    }
+
+    static String item(String key, long amount) {
+        return "{\"key\":\"" + key + "\",\"amount\":" + amount + ",\"currency\":\"EUR\"}";
+    }
+
+    @Test
     @DisplayName("H6: the same key with another body: 422, nothing charged")
     void reused() throws Exception {
         String k = key();
