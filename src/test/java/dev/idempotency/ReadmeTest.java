@@ -122,4 +122,16 @@ class ReadmeTest {
         }
         assertThat(inReadme).isEqualTo(inCode);
     }
+
+    @Test
+    void theFunctionalApisOptionsTableListsEveryOption() {
+        Set<String> inCode = java.util.Arrays.stream(dev.idempotency.IdempotencyOptions.class.getRecordComponents())
+                .map(java.lang.reflect.RecordComponent::getName).collect(Collectors.toCollection(TreeSet::new));
+        Set<String> inReadme = new TreeSet<>();
+        Matcher m = Pattern.compile("(?m)^\\| `(\\w+)` \\|").matcher(section("Without an annotation"));
+        while (m.find()) {
+            inReadme.add(m.group(1));
+        }
+        assertThat(inReadme).isEqualTo(inCode);
+    }
 }

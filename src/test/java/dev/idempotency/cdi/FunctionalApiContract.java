@@ -201,6 +201,24 @@ abstract class FunctionalApiContract {
                 () -> ledger().charge("k-1", charge, 0))).isInstanceOf(IdempotencyKeyReusedException.class);
         assertThat(ledger().executions()).isEqualTo(1);
 
+        // From another thread (an executor's), inside a caller's transaction: the same key, the same answer.
+        java.util.concurrent.ExecutorService executor = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            IdempotentResult<Receipt> elsewhere = executor.submit(() -> {
+                jakarta.transaction.TransactionManager tm = container.select(jakarta.transaction.TransactionManager.class).get();
+                tm.begin();
+                try {
+                    return idempotency().execute("payments", "k-1", charge, Receipt.class, () -> ledger().charge("k-1", charge, 0));
+                } finally {
+                    tm.commit();
+                }
+            }).get(60, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(elsewhere.replayed()).isTrue();
+            assertThat(elsewhere.value()).isEqualTo(first.value());
+        } finally {
+            executor.shutdownNow();
+        }
+
         // The cache flushed: the store answers, and the work does not run again.
         container.select(IdempotencyRuntime.class).get().recordCache().clear();
         assertThat(idempotency().execute("payments", "k-1", charge, Receipt.class, () -> ledger().charge("k-1", charge, 0)).replayed())
