@@ -80,6 +80,12 @@ record StoredHttpResponse(int status, List<Map.Entry<String, String>> headers, b
         return bytes.toByteArray();
     }
 
+    /**
+     * The response of its stored form.
+     *
+     * @throws IdempotencyException when the bytes are not a stored response of this version (unknown version, cut
+     *                              short, or a length that does not match what follows)
+     */
     static StoredHttpResponse decode(byte[] stored) {
         try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(stored))) {
             int version = in.readUnsignedByte();
@@ -93,7 +99,14 @@ record StoredHttpResponse(int status, List<Map.Entry<String, String>> headers, b
             for (int i = 0; i < n; i++) {
                 headers.add(Map.entry(in.readUTF(), in.readUTF()));
             }
-            byte[] body = new byte[in.readInt()];
+            int length = in.readInt();
+            if (length < 0 || length > in.available()) {
+                // checked before the array is made: a corrupt length is neither a NegativeArraySizeException nor an
+                // allocation of up to 2 GiB (an OutOfMemoryError)
+                throw new IdempotencyException("A stored HTTP response could not be read: its body length " + length
+                        + " is not that of the " + in.available() + " bytes left");
+            }
+            byte[] body = new byte[length];
             in.readFully(body);
             return new StoredHttpResponse(status, List.copyOf(headers), body, omitted);
         } catch (IOException e) {
