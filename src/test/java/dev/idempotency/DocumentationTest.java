@@ -1,0 +1,324 @@
+package dev.idempotency;
+
+import dev.idempotency.config.ConfigErrors;
+import dev.idempotency.config.ConfigKey;
+import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.testing.IdempotencyWeld;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The user guide (docs/*.adoc) stays true to the code: its configuration, metrics, problem-type, exception and
+ * options tables list what the code has; and every local link and anchor in the guide and the README resolves.
+ *
+ * <p>Tables are AsciiDoc tables written one row per line ({@code | `key` | default | meaning}) inside
+ * {@code |===} delimiters, the first row the header; a table is found as the first one after its section's or its
+ * own explicit id ({@code [#id]}).
+ */
+class DocumentationTest {
+
+    static final Path DOCS = Path.of("docs");
+
+    static String read(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static String page(String name) {
+        return read(DOCS.resolve(name));
+    }
+
+    /** The rows (header left out) of the first table after {@code [#id]} on a page: each row's cells, unquoted. */
+    static List<List<String>> table(String pageName, String id) {
+        String text = page(pageName);
+        int at = text.indexOf("[#" + id + "]");
+        assertThat(at).as("[#%s] on %s", id, pageName).isNotNegative();
+        int open = text.indexOf("\n|===\n", at);
+        int close = text.indexOf("\n|===\n", open + 1);
+        if (close < 0) {
+            close = text.indexOf("\n|===", open + 1);
+        }
+        assertThat(open).as("a table after [#%s] on %s", id, pageName).isNotNegative();
+        List<List<String>> rows = new ArrayList<>();
+        boolean header = true;
+        for (String line : text.substring(open + 5, close).split("\n")) {
+            if (!line.startsWith("|")) {
+                continue;
+            }
+            if (header) {
+                header = false;
+                continue;
+            }
+            rows.add(cells(line));
+        }
+        return rows;
+    }
+
+    /** {@code | a | `b | c` | d} to [a, `b | c`, d]: a cell ends at " |" outside a monospace span. */
+    static List<String> cells(String row) {
+        List<String> cells = new ArrayList<>();
+        StringBuilder cell = new StringBuilder();
+        boolean code = false;
+        for (int i = 1; i < row.length(); i++) {
+            char c = row.charAt(i);
+            if (c == '`') {
+                code = !code;
+            }
+            if (c == '|' && !code && row.charAt(i - 1) == ' ' && row.charAt(i - 2) != '\\') {
+                cells.add(unquote(cell.toString().strip()));
+                cell.setLength(0);
+            } else {
+                cell.append(c);
+            }
+        }
+        cells.add(unquote(cell.toString().strip()));
+        return cells;
+    }
+
+    /** A literal monospace span {@code `+x+`} reads as {@code `x`}. */
+    static String unquote(String cell) {
+        return cell.replace("`+", "`").replace("+`", "`");
+    }
+
+    static List<String> firstColumn(String pageName, String id) {
+        return table(pageName, id).stream().map(r -> r.get(0)).toList();
+    }
+
+    /** Rows of the configuration table: key to default. */
+    static Map<String, String> configRows() {
+        Map<String, String> rows = new LinkedHashMap<>();
+        for (List<String> row : table("configuration.adoc", "keys-table")) {
+            Matcher m = Pattern.compile("`(idempotency\\.[a-z.-]+)`").matcher(row.get(0));
+            if (m.matches()) {
+                rows.put(m.group(1), row.get(1));
+            }
+        }
+        return rows;
+    }
+
+    @Test
+    void theConfigurationTableListsEveryKeyAndNoOther() {
+        assertThat(configRows().keySet()).containsExactlyInAnyOrderElementsOf(GlobalSettings.KEYS);
+    }
+
+    @Test
+    void theConfigurationTableStatesTheDefaults() {
+        Map<String, String> expected = new LinkedHashMap<>();
+        for (ConfigKey k : ConfigKey.values()) {
+            expected.put(k.key(), k.documentedDefault().isEmpty() ? "none" : "`" + k.documentedDefault() + "`");
+        }
+        Map<String, String> rows = configRows();
+        rows.remove("idempotency.jpa.*");
+        assertThat(rows).containsExactlyInAnyOrderEntriesOf(expected);
+    }
+
+    /** The table's defaults are what the reader uses: each parses, and a deployment with none configured gets them. */
+    @Test
+    void theTablesDefaultsAreTheReadersDefaults() {
+        ConfigErrors errors = new ConfigErrors();
+        GlobalSettings d = GlobalSettings.read(IdempotencyWeld.config(Map.of()), errors);
+        assertThat(errors.all()).isEmpty();
+        assertThat(d.ttl()).hasToString(ConfigKey.TTL.defaultValue());
+        assertThat(d.lease()).hasToString(ConfigKey.LEASE.defaultValue());
+        assertThat(d.keepStatus()).hasToString(ConfigKey.KEEP_STATUS.defaultValue());
+        assertThat(d.interceptorPriority()).hasToString(ConfigKey.INTERCEPTOR_PRIORITY.defaultValue());
+        assertThat(d.replayHeaders()).isEqualTo(GlobalSettings.DEFAULT_REPLAY_HEADERS);
+        assertThat(d.claim()).isEqualTo(dev.idempotency.ClaimMode.DEFAULT);
+        assertThat(d.nodeId()).matches(".+-.+-[0-9a-f]{8}");
+    }
+
+    @Test
+    void theMetricsTableListsEveryCounterAndTimer() {
+        List<String> names = firstColumn("operations.adoc", "metrics");
+        for (Enum<?> metric : Stream.concat(
+                java.util.Arrays.stream(dev.idempotency.metrics.IdempotencyMetrics.Counter.values()),
+                java.util.Arrays.stream(dev.idempotency.metrics.IdempotencyMetrics.Timer.values())).toList()) {
+            String name = "idempotency." + metric.name().toLowerCase(Locale.ROOT).replace('_', '.');
+            assertThat(names).contains("`" + name + "`");
+        }
+    }
+
+    @Test
+    void theProblemTypesAreListed() throws Exception {
+        List<String> types = firstColumn("http.adoc", "problem-types");
+        for (java.lang.reflect.Field f : Class.forName("dev.idempotency.jaxrs.Problems").getDeclaredFields()) {
+            if (f.getType() == String.class && java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                f.setAccessible(true);
+                String value = (String) f.get(null);
+                if (value.startsWith("https://") && !value.endsWith("/")) {
+                    assertThat(types).contains("`" + value + "`");
+                }
+            }
+        }
+    }
+
+    @Test
+    void theExceptionTableListsEveryException() throws IOException {
+        Set<String> inCode;
+        try (Stream<Path> files = Files.list(Path.of("src/main/java/dev/idempotency"))) {
+            inCode = files.map(p -> p.getFileName().toString())
+                    .filter(n -> n.endsWith("Exception.java") && !n.equals("IdempotencyException.java"))
+                    .map(n -> n.substring(0, n.length() - ".java".length()))
+                    .collect(Collectors.toCollection(TreeSet::new));
+        }
+        Set<String> inDocs = new TreeSet<>();
+        for (String cell : firstColumn("operations.adoc", "exceptions")) {
+            Matcher m = Pattern.compile("`(Idempotency\\w+Exception)`").matcher(cell);
+            if (m.matches()) {
+                inDocs.add(m.group(1));
+            }
+        }
+        assertThat(inDocs).isEqualTo(inCode);
+    }
+
+    @Test
+    void theFunctionalApisOptionsTableListsEveryOption() {
+        Set<String> inCode = java.util.Arrays.stream(dev.idempotency.IdempotencyOptions.class.getRecordComponents())
+                .map(java.lang.reflect.RecordComponent::getName).collect(Collectors.toCollection(TreeSet::new));
+        Set<String> inDocs = new TreeSet<>();
+        for (String cell : firstColumn("functional.adoc", "functional")) {
+            Matcher m = Pattern.compile("`(\\w+)`").matcher(cell);
+            if (m.matches()) {
+                inDocs.add(m.group(1));
+            }
+        }
+        assertThat(inDocs).isEqualTo(inCode);
+    }
+
+    // ---- links ------------------------------------------------------------------------------------------------
+
+    static final Pattern XREF = Pattern.compile("\\b(xref|link):([^\\s\\[]+)\\[");
+    static final Pattern INTERNAL = Pattern.compile("<<([A-Za-z0-9_-]+)(?:,[^>]*)?>>");
+    static final Pattern MD_LINK = Pattern.compile("\\]\\(([^)\\s]+)\\)");
+    static final Pattern ADOC_ID = Pattern.compile("(?m)^\\[(?:#|\\[)([A-Za-z0-9_-]+)");
+    static final Pattern ADOC_INLINE_ID = Pattern.compile("\\[\\[([A-Za-z0-9_-]+)]]");
+    static final Pattern ADOC_HEADING = Pattern.compile("(?m)^=+ (.+)$");
+    static final Pattern MD_HEADING = Pattern.compile("(?m)^#+ (.+)$");
+
+    /** The text outside listing blocks ({@code ----} in AsciiDoc, fences in Markdown): code is not linked. */
+    static String prose(Path file) {
+        StringBuilder out = new StringBuilder();
+        boolean code = false;
+        for (String line : read(file).split("\n", -1)) {
+            if (line.equals("----") || line.startsWith("```")) {
+                code = !code;
+                out.append('\n');
+                continue;
+            }
+            out.append(code ? "" : line).append('\n');
+        }
+        return out.toString();
+    }
+
+    /** The ids a file's links may name: explicit ids and auto ids in AsciiDoc, GitHub's heading slugs in Markdown. */
+    static Set<String> ids(Path file) {
+        String text = prose(file);
+        Set<String> ids = new TreeSet<>();
+        if (file.toString().endsWith(".adoc")) {
+            for (Pattern p : List.of(ADOC_ID, ADOC_INLINE_ID)) {
+                Matcher m = p.matcher(text);
+                while (m.find()) {
+                    ids.add(m.group(1));
+                }
+            }
+            Matcher h = ADOC_HEADING.matcher(text);
+            while (h.find()) {
+                ids.add("_" + h.group(1).toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_").replaceAll("^_|_$", ""));
+            }
+        } else {
+            Matcher h = MD_HEADING.matcher(text);
+            while (h.find()) {
+                ids.add(h.group(1).strip().toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 _-]", "").replace(' ', '-'));
+            }
+        }
+        return ids;
+    }
+
+    /** Every broken local link or anchor in a file, each as "file: target (why)". */
+    static List<String> brokenLinks(Path file) {
+        String text = prose(file);
+        List<String> targets = new ArrayList<>();
+        if (file.toString().endsWith(".adoc")) {
+            Matcher m = XREF.matcher(text);
+            while (m.find()) {
+                targets.add(m.group(2));
+            }
+            Matcher i = INTERNAL.matcher(text);
+            while (i.find()) {
+                targets.add("#" + i.group(1));
+            }
+        } else {
+            Matcher m = MD_LINK.matcher(text);
+            while (m.find()) {
+                targets.add(m.group(1));
+            }
+        }
+        List<String> broken = new ArrayList<>();
+        for (String target : targets) {
+            if (target.matches("^[a-z]+:.*") || target.startsWith("//")) {
+                continue; // https:, mailto:: not local
+            }
+            int hash = target.indexOf('#');
+            String path = hash < 0 ? target : target.substring(0, hash);
+            String anchor = hash < 0 ? null : target.substring(hash + 1);
+            Path to = path.isEmpty() ? file : file.toAbsolutePath().getParent().resolve(path).normalize();
+            if (!Files.exists(to)) {
+                broken.add(file + ": " + target + " (no file " + to + ")");
+            } else if (anchor != null && !ids(to).contains(anchor)) {
+                broken.add(file + ": " + target + " (no section id '" + anchor + "' in " + to.getFileName() + ")");
+            }
+        }
+        return broken;
+    }
+
+    static List<Path> linkedFiles() throws IOException {
+        List<Path> files = new ArrayList<>(List.of(Path.of("README.md"), Path.of("CONTRIBUTING.md")));
+        try (Stream<Path> docs = Files.list(DOCS)) {
+            docs.filter(p -> p.toString().endsWith(".adoc")).sorted().forEach(files::add);
+        }
+        return files;
+    }
+
+    @Test
+    void everyLocalLinkAndAnchorResolves() throws IOException {
+        List<String> broken = new ArrayList<>();
+        for (Path file : linkedFiles()) {
+            broken.addAll(brokenLinks(file));
+        }
+        assertThat(broken).as("broken links").isEmpty();
+    }
+
+    @Test
+    void theGuideLinksEveryPage() throws IOException {
+        String index = page("index.adoc");
+        try (Stream<Path> docs = Files.list(DOCS)) {
+            for (Path p : docs.filter(p -> p.toString().endsWith(".adoc")).toList()) {
+                String name = p.getFileName().toString();
+                if (!name.equals("index.adoc")) {
+                    assertThat(index).as("index.adoc links %s", name).contains("xref:" + name);
+                }
+            }
+        }
+    }
+}
