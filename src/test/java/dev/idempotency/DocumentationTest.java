@@ -211,7 +211,8 @@ class DocumentationTest {
     static final Pattern XREF = Pattern.compile("\\b(xref|link):([^\\s\\[]+)\\[");
     static final Pattern INTERNAL = Pattern.compile("<<([A-Za-z0-9_-]+)(?:,[^>]*)?>>");
     static final Pattern MD_LINK = Pattern.compile("\\]\\(([^)\\s]+)\\)");
-    static final Pattern ADOC_ID = Pattern.compile("(?m)^\\[(?:#|\\[)([A-Za-z0-9_-]+)");
+    /** An explicit block id; one directly above another block id is overridden by it (the last wins), so not counted. */
+    static final Pattern ADOC_ID = Pattern.compile("(?m)^\\[(?:#|\\[)([A-Za-z0-9_-]+)[^\\n]*\\n(?!\\[#|\\[\\[)");
     static final Pattern ADOC_INLINE_ID = Pattern.compile("\\[\\[([A-Za-z0-9_-]+)]]");
     static final Pattern ADOC_HEADING = Pattern.compile("(?m)^=+ (.+)$");
     static final Pattern MD_HEADING = Pattern.compile("(?m)^#+ (.+)$");
