@@ -84,6 +84,18 @@ CHARTS = [
         ],
     },
     {
+        "name": "replay",
+        "title": "A duplicate of a finished key, no database: µs per duplicate, lower is better",
+        "unit": "µs", "higher_is_better": False, "digits": 2,
+        "source": ("jmh", "replay.json", None),
+        "bars": [
+            ("floor: SHA-256 of 1 KiB + a local get", "floor", "floorSha256AndLocalGet", None),
+            ("the library: fingerprint, cache hit, record", "library", "replayThroughTheEngine", "floor: SHA-256 of 1 KiB + a local get"),
+            ("Camel: the same fingerprint + add", "peer", "camelInfinispanDuplicateWithFingerprint", None),
+            ("Camel: add of a known key, nothing else", "peer", "camelInfinispanDuplicate", None),
+        ],
+    },
+    {
         "name": "http-{workload}-{server_db}",
         "title": "HTTP, the example on Payara Micro ({server_db}), {workload}: requests per second, higher is better",
         "unit": "req/s", "higher_is_better": True,
@@ -116,7 +128,7 @@ def render(chart, values):
     bars = [(label, role, values[key], ratio_to) for label, role, key, ratio_to in chart["bars"] if key in values]
     if not bars:
         return None
-    width, left, right, row, top = 900, 330, 150, 34, 48
+    width, left, right, row, top = 1000, 330, 240, 34, 48
     height = top + row * len(bars) + 30
     biggest = max(v + e for _, _, (v, e), _ in bars) or 1
     scale = (width - left - right) / biggest
@@ -133,7 +145,7 @@ def render(chart, values):
             lo, hi = left + max(0, value - error) * scale, left + (value + error) * scale
             out.append(f'<line x1="{lo:.1f}" y1="{y + 14}" x2="{hi:.1f}" y2="{y + 14}" stroke="black"/>')
             out.append(f'<line x1="{hi:.1f}" y1="{y + 9}" x2="{hi:.1f}" y2="{y + 19}" stroke="black"/>')
-        text = f"{value:,.0f} {chart['unit']}"
+        text = f"{value:,.{chart.get('digits', 0)}f} {chart['unit']}"
         if ratio_to and ratio_to in by_label and by_label[ratio_to]:
             ratio = value / by_label[ratio_to]
             text += f"  ({ratio:.2f}x {ratio_to.split(':')[0].split(' (')[0]})"

@@ -108,7 +108,7 @@ final class FunctionalIdempotency implements Idempotency {
 
             @Override
             public boolean keeps(Throwable failure) {
-                return keepsFailure(failure);
+                return dev.idempotency.config.MethodSettings.keeps(failure, options.keepOn(), options.releaseOn());
             }
 
             @Override
@@ -154,20 +154,6 @@ final class FunctionalIdempotency implements Idempotency {
         return new Policy(options.ttl() == null ? global.ttl() : options.ttl(), options.lease() == null ? global.lease() : options.lease(),
                 onConcurrent == OnConcurrent.WAIT, options.waitTimeout() == null ? global.waitTimeout() : options.waitTimeout(),
                 global.claimLockTimeout());
-    }
-
-    private boolean keepsFailure(Throwable t) {
-        for (Class<? extends Throwable> c : options.releaseOn()) {
-            if (c.isInstance(t)) {
-                return false;
-            }
-        }
-        for (Class<? extends Throwable> c : options.keepOn()) {
-            if (c.isInstance(t)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     @SuppressWarnings("unchecked")

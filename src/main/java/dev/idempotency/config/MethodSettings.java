@@ -50,6 +50,11 @@ public record MethodSettings(
 
     /** Whether the outcome of this exception is kept ({@code FAILED}) rather than released. */
     public boolean keeps(Throwable t) {
+        return keeps(t, keepOn, releaseOn);
+    }
+
+    /** Whether a failure is kept: one of the {@code keepOn} types and none of the {@code releaseOn} ones (which win). */
+    public static boolean keeps(Throwable t, List<Class<? extends Throwable>> keepOn, List<Class<? extends Throwable>> releaseOn) {
         for (Class<? extends Throwable> c : releaseOn) {
             if (c.isInstance(t)) {
                 return false;

@@ -102,8 +102,9 @@ final class OptimisticFlow implements ClaimFlow {
                 }
             }
             Run run = new Run(key, fingerprint, requestType, policy, started);
-            if (!cache.mark(key, run.holder, policy.lease())) {
-                return new AtomicClaimLoop.Step.Blocked<>(false, Replies.MIN_RETRY_AFTER, true);
+            AtomicClaimLoop.Step<AtomicOutcome<R>> marked = mark(run);
+            if (marked != null) {
+                return marked;
             }
             Callable<AtomicClaimLoop.Step<AtomicOutcome<R>>> attempt = () -> {
                 run.begin(mine);
@@ -144,8 +145,9 @@ final class OptimisticFlow implements ClaimFlow {
                     return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, winner, fingerprint, started, false).record());
                 }
                 Run run = new Run(key, fingerprint, requestType, policy, started);
-                if (!cache.mark(key, run.holder, policy.lease())) {
-                    return new AtomicClaimLoop.Step.Blocked<>(false, Replies.MIN_RETRY_AFTER, true);
+                AtomicClaimLoop.Step<Decision> marked = mark(run);
+                if (marked != null) {
+                    return marked;
                 }
                 HeldTransaction held;
                 try {
@@ -162,6 +164,24 @@ final class OptimisticFlow implements ClaimFlow {
         } catch (Exception e) {
             throw new IdempotencyStoreException("Could not claim the " + key, e);
         }
+    }
+
+    /**
+     * Marks the key in the shared cache, and looks at the cache once more: {@code null} when this call may run; else
+     * the step (another call's marker, or its finished record). The second look closes the window in which the call that
+     * held the key finished between this call's first look and its marks: the holder caches its record before it lets
+     * its marks go, so a call that gets the marks after that finds the record.
+     */
+    private <T> AtomicClaimLoop.Step<T> mark(Run run) {
+        if (!cache.mark(run.key, run.holder, run.policy.lease())) {
+            return new AtomicClaimLoop.Step.Blocked<>(false, Replies.MIN_RETRY_AFTER, true);
+        }
+        IdempotencyRecord finished = cache.finished(run.key);
+        if (finished == null) {
+            return null;
+        }
+        cache.unmark(run.key, run.holder);
+        return new AtomicClaimLoop.Step.Replayed<>(replies.replay(run.key, finished, run.fingerprint, run.started, true).record());
     }
 
     /** Writes the work and its answer in one transaction, as the atomic claim does. */
@@ -203,8 +223,9 @@ final class OptimisticFlow implements ClaimFlow {
                 } else {
                     completions.changed(key);
                 }
-                loop.forget(id, mine);
+                // In this order: the record is in the cache before any mark goes, so a call that marks next finds it.
                 cache.unmark(key, holder);
+                loop.forget(id, mine);
                 byte[] failure = keptFailure.get();
                 if (failure != null) {
                     leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
