@@ -37,7 +37,8 @@ class HttpPoolStarvationTest {
     }
 
     @ParameterizedTest(name = "{0}, {1} claim")
-    @CsvSource({"H2, atomic", "H2, leased", "POSTGRES, atomic", "POSTGRES, leased", "MARIADB, atomic", "MARIADB, leased"})
+    @CsvSource({"H2, atomic", "H2, leased", "H2, optimistic", "POSTGRES, atomic", "POSTGRES, leased", "POSTGRES, optimistic",
+            "MARIADB, atomic", "MARIADB, leased", "MARIADB, optimistic"})
     void aBurstOfFirstRequestsLargerThanThePoolIsServedInFull(TestDatabase database, String claim) throws Exception {
         database.assumeAvailable();
         Counters.reset();
