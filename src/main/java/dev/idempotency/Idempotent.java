@@ -168,6 +168,18 @@ public @interface Idempotent {
     long maxResponseSize() default -1;
 
     /**
+     * HTTP only: the largest request body read, in bytes, when the body is read at all (a keyed request, whose body
+     * is fingerprinted, or a key taken from the body). A larger body is answered {@code 413} problem
+     * {@code request-too-large} before it is read whole (at once when its {@code Content-Length} says so); nothing
+     * runs and nothing is kept. The body is held in memory while the request is claimed, so this bounds what one
+     * request can take. -1 means {@code idempotency.max-request-size} (1 MiB).
+     *
+     * @return the largest request body read in bytes, or -1 for {@code idempotency.max-request-size}
+     */
+    @Nonbinding
+    long maxRequestSize() default -1;
+
+    /**
      * HTTP only: when the store cannot be reached, run the request unprotected ({@code true}) instead of
      * answering 503 ({@code false}). Either this or {@code idempotency.fail-open} turns it on.
      *

@@ -34,6 +34,7 @@ public enum ConfigKey {
     KEEP_STATUS("idempotency.keep-status", "2xx,3xx,4xx"),
     REPLAY_HEADERS("idempotency.replay-headers", ""),
     MAX_RESPONSE_SIZE("idempotency.max-response-size", "1048576"),
+    MAX_REQUEST_SIZE("idempotency.max-request-size", "1048576"),
     FAIL_OPEN("idempotency.fail-open", "false"),
     ANONYMOUS("idempotency.anonymous", "allow"),
     EXPIRY_HEADER("idempotency.expiry-header", ""),

@@ -44,6 +44,7 @@ public record GlobalSettings(
         StatusSet keepStatus,
         Set<String> replayHeaders,
         long maxResponseSize,
+        long maxRequestSize,
         boolean failOpen,
         AnonymousPolicy anonymous,
         String expiryHeader,
@@ -75,6 +76,9 @@ public record GlobalSettings(
 
     /** The interceptor's default priority, {@code LIBRARY_BEFORE + 100}: inside {@code @Transactional} (200). */
     public static final int DEFAULT_INTERCEPTOR_PRIORITY = 1100;
+
+    /** The largest {@code max-request-size}: a body is held in one array while its request is claimed. */
+    public static final int MAX_REQUEST_SIZE_LIMIT = Integer.MAX_VALUE - 8;
 
     /** Every global key this version knows: the names of {@link ConfigKey}. */
     public static final Set<String> KEYS = ConfigKey.names();
@@ -137,6 +141,8 @@ public record GlobalSettings(
                 r.get(ConfigKey.KEEP_STATUS, v -> StatusSet.parse(ConfigKey.KEEP_STATUS.key(), v)),
                 r.get(ConfigKey.REPLAY_HEADERS, GlobalSettings::replayHeaders),
                 r.get(ConfigKey.MAX_RESPONSE_SIZE, v -> (long) ConfigValues.integer(ConfigKey.MAX_RESPONSE_SIZE.key(), v, 0, 16_777_216)),
+                r.get(ConfigKey.MAX_REQUEST_SIZE, 
+                        v -> (long) ConfigValues.integer(ConfigKey.MAX_REQUEST_SIZE.key(), v, 1, MAX_REQUEST_SIZE_LIMIT)),
                 r.get(ConfigKey.FAIL_OPEN, v -> ConfigValues.bool(ConfigKey.FAIL_OPEN.key(), v)),
                 r.get(ConfigKey.ANONYMOUS, v -> AnonymousPolicy.parse(ConfigKey.ANONYMOUS.key(), v)),
                 r.get(ConfigKey.EXPIRY_HEADER, v -> v.isBlank() ? "" : ConfigValues.headerName(ConfigKey.EXPIRY_HEADER.key(), v)),

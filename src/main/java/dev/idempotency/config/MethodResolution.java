@@ -67,6 +67,7 @@ final class MethodResolution {
     private String header;
     private StatusSet keepStatus;
     private long maxResponseSize;
+    private long maxRequestSize;
     private boolean failOpen;
     private AnonymousPolicy anonymous;
     private String keyFrom;
@@ -107,7 +108,7 @@ final class MethodResolution {
         }
         return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keyInside, keepOn, releaseOn,
                 new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout, global.claimLockTimeout()), valueType, async, voidResult,
-                new HttpOptions(header, keepStatus, maxResponseSize, failOpen, anonymous, keyFrom,
+                new HttpOptions(header, keepStatus, maxResponseSize, maxRequestSize, failOpen, anonymous, keyFrom,
                         keyFromHeader, fingerprintFields), messageProperty, claim));
     }
 
@@ -225,7 +226,7 @@ final class MethodResolution {
         }
     }
 
-    /** The members of a resource method's request: header, kept statuses, size cap, fail-open, anonymous callers, keys and fingerprints from the body. */
+    /** The members of a resource method's request: header, kept statuses, size caps, fail-open, anonymous callers, keys and fingerprints from the body. */
     private void readHttp() {
         header = lookup.get("header", blankToNull(annotation.header()),
                 v -> ConfigValues.headerName(lookup.keyOf("header"), v), global.header());
@@ -233,6 +234,9 @@ final class MethodResolution {
                 v -> StatusSet.parse(lookup.keyOf("keepStatus"), v), global.keepStatus());
         maxResponseSize = lookup.get("maxResponseSize", annotation.maxResponseSize() < 0 ? null : String.valueOf(annotation.maxResponseSize()),
                 v -> (long) ConfigValues.integer(lookup.keyOf("maxResponseSize"), v, 0, 16_777_216), global.maxResponseSize());
+        maxRequestSize = lookup.get("maxRequestSize", annotation.maxRequestSize() < 0 ? null : String.valueOf(annotation.maxRequestSize()),
+                v -> (long) ConfigValues.integer(lookup.keyOf("maxRequestSize"), v, 1, GlobalSettings.MAX_REQUEST_SIZE_LIMIT),
+                global.maxRequestSize());
         failOpen = lookup.get("failOpen", annotation.failOpen() ? "true" : null,
                 v -> ConfigValues.bool(lookup.keyOf("failOpen"), v), global.failOpen());
         anonymous = lookup.get("anonymous", blankToNull(annotation.anonymous()),

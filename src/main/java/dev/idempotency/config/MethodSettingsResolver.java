@@ -34,7 +34,7 @@ public final class MethodSettingsResolver {
 
     /** The members that configuration may override. */
     public static final Set<String> MEMBERS = Set.of("enabled", "namespace", "required", "keepOn", "releaseOn",
-            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "failOpen", "messageProperty", "claim",
+            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "maxRequestSize", "failOpen", "messageProperty", "claim",
             "anonymous", "keyFrom", "keyFromHeader", "fingerprintFields");
 
     static final String SEGMENT = "Idempotent/";

@@ -41,8 +41,8 @@ import java.util.logging.Logger;
  * {@link IdempotencyFeature} only on {@code @Idempotent} resource methods, with that method's settings.
  *
  * <ul>
- * <li>request: check the key (400), fingerprint method, path, query, content type and body (the body is
- *     buffered and handed on, still readable), then claim, replay (with {@code Idempotent-Replayed: true}),
+ * <li>request: check the key (400), fingerprint method, path, query, content type and body (the body is read up to
+ *     the method's {@code maxRequestSize}, else 413, buffered and handed on, still readable), then claim, replay (with {@code Idempotent-Replayed: true}),
  *     or answer 422, 409 (with {@code Retry-After}) or 503;</li>
  * <li>response: a status not to keep releases the key; a kept one is stored (status, replayable headers,
  *     body bytes) before the body is sent.</li>
@@ -84,6 +84,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         } else if (!method.http().keyFrom().isEmpty()) {
             // SPEC H16: the key from a body field, when the client sent no header (or the header is not looked at).
             body = body(request);
+            if (body == null) {
+                return; // 413
+            }
             json = JsonBody.parse(body);
             if (json == null) {
                 reject(request, false, "its body is not JSON", Problems.bodyInvalid());
@@ -116,6 +119,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
         if (body == null) {
             body = body(request);
+            if (body == null) {
+                return; // 413
+            }
         }
         Fingerprint fingerprint = Fingerprint.start()
                 .add(request.getMethod())
@@ -212,14 +218,76 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         return b;
     }
 
-    /** The body, read once and handed on to the resource method. */
-    private static byte[] body(ContainerRequestContext request) throws IOException {
+    /**
+     * The body, read once and handed on to the resource method; {@code null} when it is over the method's
+     * {@code maxRequestSize}, the request having been answered {@code 413}. A {@code Content-Length} over the cap is
+     * answered before a byte is kept; a body without one (chunked) is kept up to one byte past the cap and no further,
+     * so that a request holds at most the cap in memory. What is sent past that is thrown away up to {@link #SWALLOW}.
+     */
+    private byte[] body(ContainerRequestContext request) throws IOException {
         if (!request.hasEntity()) {
             return EMPTY;
         }
-        byte[] body = request.getEntityStream().readAllBytes();
+        long cap = method.http().maxRequestSize();
+        long declared = contentLength(request.getHeaderString(HttpHeaders.CONTENT_LENGTH));
+        if (declared > cap) {
+            if (declared <= SWALLOW) {
+                swallow(request.getEntityStream());
+            }
+            tooLarge(request, cap, "its Content-Length is " + declared + " bytes");
+            return null;
+        }
+        byte[] body = request.getEntityStream().readNBytes((int) cap + 1);
+        if (body.length > cap) {
+            swallow(request.getEntityStream());
+            tooLarge(request, cap, "its body is longer than " + cap + " bytes");
+            return null;
+        }
         request.setEntityStream(new ByteArrayInputStream(body));
         return body;
+    }
+
+    /**
+     * How much of a refused body is read and thrown away, so that the client, still sending it, can read the
+     * {@code 413} on its connection (as Tomcat's {@code maxSwallowSize}); the rest of a larger one is left unread, and
+     * the server closes the connection after the answer.
+     */
+    static final int SWALLOW = 4 << 20;
+
+    private static void swallow(java.io.InputStream in) {
+        byte[] sink = new byte[8192];
+        try {
+            for (long left = SWALLOW; left > 0; ) {
+                int n = in.read(sink, 0, (int) Math.min(sink.length, left));
+                if (n < 0) {
+                    return;
+                }
+                left -= n;
+            }
+        } catch (IOException e) {
+            LOG.log(Level.FINE, "The client went away while its refused body was read", e);
+        }
+    }
+
+    /** A Content-Length as a number, -1 when there is none; one too large for a long counts as the largest. */
+    static long contentLength(String header) {
+        if (header == null || header.isBlank()) {
+            return -1;
+        }
+        String digits = header.strip();
+        if (!digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return -1; // malformed: the container answers it, or the read below is capped anyway
+        }
+        try {
+            return Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private void tooLarge(ContainerRequestContext request, long cap, String why) {
+        LOG.log(Level.FINE, "Rejected a request to {0}: {1} (maxRequestSize {2})", new Object[] {method.describe(), why, cap});
+        request.abortWith(Problems.requestTooLarge(cap));
     }
 
     /** Answers a request whose key (or body) is missing or malformed: nothing runs; counted and logged. */

@@ -20,6 +20,7 @@ final class Problems {
     static final String CLIENT_ID_INVALID = BASE + "client-id-invalid";
     static final String BODY_INVALID = BASE + "body-invalid";
     static final String BODY_FIELD_MISSING = BASE + "body-field-missing";
+    static final String REQUEST_TOO_LARGE = BASE + "request-too-large";
 
     /** Retry-After of a 503: the store is checked again on the next request. */
     static final long STORE_RETRY_AFTER_SECONDS = 5;
@@ -54,6 +55,12 @@ final class Problems {
     static Response bodyFieldMissing(String field) {
         return problem(400, BODY_FIELD_MISSING, "Request body field missing",
                 "This operation fingerprints the body's field " + field + ", which the body does not have. Send it.", null);
+    }
+
+    /** A body over the method's {@code maxRequestSize}: answered before it is read whole. */
+    static Response requestTooLarge(long maxBytes) {
+        return problem(413, REQUEST_TOO_LARGE, "Request body too large",
+                "This operation accepts a request body of at most " + maxBytes + " bytes. Send a smaller body.", null);
     }
 
     static Response keyInvalid(String header, String problem) {

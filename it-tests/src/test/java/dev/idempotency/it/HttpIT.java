@@ -315,4 +315,46 @@ class HttpIT extends ServerIT {
         assertThat(stat("charges")).isEqualTo(charges);
         assertThat(stat("transfers")).isEqualTo(transfers);
     }
+
+    static void assertProblem(HttpResponse<String> r, int status, String type) {
+        assertThat(r.statusCode()).as(r.uri() + " " + r.body()).isEqualTo(status);
+        assertThat(r.headers().firstValue("Content-Type")).as(r.uri().toString())
+                .hasValueSatisfying(ct -> assertThat(ct).startsWith("application/problem+json"));
+        assertThat(r.body()).contains("\"type\":\"" + type + "\"").contains("\"status\":" + status);
+    }
+
+    @Test
+    @DisplayName("Every refusal of the example is problem+json: an empty body, a media type or method it does not take, "
+            + "no such path (in and outside the API); nothing charged")
+    void everyRefusalIsProblemJson() throws Exception {
+        long charges = stat("charges");
+        for (String path : new String[] {ATOMIC, OPTIMISTIC, "api/payments/unprotected"}) {
+            assertProblem(send(postJson(path, key(), "")), 400, "https://idempotency.dev/example/problems/invalid-request");
+            assertProblem(send(request(path).header("Content-Type", "text/plain").header("Idempotency-Key", key())
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("1000 EUR"))), 415, "about:blank");
+        }
+        HttpResponse<String> delete = send(request(ATOMIC).DELETE());
+        assertProblem(delete, 405, "about:blank");
+        assertThat(delete.headers().firstValue("Allow")).as("the methods it takes").hasValueSatisfying(a -> assertThat(a).contains("POST"));
+        assertProblem(send(request("api/no-such-resource")), 404, "https://idempotency.dev/example/problems/not-found");
+        assertProblem(send(request("no-such-page")), 404, "https://idempotency.dev/example/problems/not-found");
+        assertThat(stat("charges")).isEqualTo(charges);
+    }
+
+    @Test
+    @DisplayName("A keyed body over 1 MiB is 413 problem request-too-large before it is read, nothing charged; "
+            + "the unprotected endpoint reads the same body (the server itself takes it)")
+    void bodyOverTheCap() throws Exception {
+        long charges = stat("charges");
+        String big = "{\"amount\":1000,\"currency\":\"EUR\",\"reference\":\"" + "x".repeat(2 << 20) + "\"}";
+        for (String path : new String[] {ATOMIC, OPTIMISTIC}) {
+            HttpResponse<String> r = send(postJson(path, key(), big));
+            assertProblem(r, 413, "https://idempotency.dev/problems/request-too-large");
+            assertThat(r.body()).contains("at most 1048576 bytes");
+        }
+        HttpResponse<String> read = send(postJson("api/payments/unprotected", null, big));
+        assertProblem(read, 400, "https://idempotency.dev/example/problems/invalid-request");
+        assertThat(read.body()).contains("reference must be at most 200 characters");
+        assertThat(stat("charges")).isEqualTo(charges);
+    }
 }
