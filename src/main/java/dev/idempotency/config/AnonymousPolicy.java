@@ -38,13 +38,13 @@ public record AnonymousPolicy(Mode mode, String header) {
         }
         if (lower.startsWith("header:")) {
             String name = v.substring("header:".length()).strip();
-            if (!name.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
-                throw new IllegalArgumentException(key + "=" + value + " is not header:<request header name>: '" + name
-                        + "' is not an HTTP header name");
+            if (name.length() > ConfigValues.MAX_HEADER_NAME || !name.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+                throw new IllegalArgumentException(key + "=" + ConfigValues.shown(value) + " is not header:<request header name>: '"
+                        + ConfigValues.shown(name) + "' is not an HTTP header name");
             }
             return new AnonymousPolicy(Mode.HEADER, name);
         }
-        throw new IllegalArgumentException(key + "=" + value + " must be allow, reject or header:<request header name>"
+        throw new IllegalArgumentException(key + "=" + ConfigValues.shown(value) + " must be allow, reject or header:<request header name>"
                 + " (for example header:X-Client-Id)");
     }
 

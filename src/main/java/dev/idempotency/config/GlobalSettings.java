@@ -117,8 +117,8 @@ public record GlobalSettings(
                 r.get(ConfigKey.SCOPE_BY_PRINCIPAL, v -> ConfigValues.bool(ConfigKey.SCOPE_BY_PRINCIPAL.key(), v)),
                 r.get(ConfigKey.MAX_KEY_LENGTH, v -> ConfigValues.integer(ConfigKey.MAX_KEY_LENGTH.key(), v, 1, 255)),
                 r.get(ConfigKey.STORE, v -> ConfigValues.oneOf(ConfigKey.STORE.key(), v, "jpa", "memory")),
-                r.get(ConfigKey.PERSISTENCE_UNIT, String::strip),
-                r.get(ConfigKey.DATASOURCE, String::strip),
+                r.get(ConfigKey.PERSISTENCE_UNIT, v -> ConfigValues.text(ConfigKey.PERSISTENCE_UNIT.key(), v, ConfigValues.MAX_NAME, false)),
+                r.get(ConfigKey.DATASOURCE, v -> ConfigValues.text(ConfigKey.DATASOURCE.key(), v, ConfigValues.MAX_NAME, true)),
                 // update: the name Hibernate users reach for; the library's create creates and migrates, so it is the same
                 r.get(ConfigKey.SCHEMA, v -> ConfigValues.oneOf(ConfigKey.SCHEMA.key(), v, "create", "update", "validate", "none")
                         .replace("update", "create")),
@@ -131,9 +131,9 @@ public record GlobalSettings(
                 r.get(ConfigKey.INTERCEPTOR_PRIORITY,
                         v -> ConfigValues.integer(ConfigKey.INTERCEPTOR_PRIORITY.key(), v, 0, Integer.MAX_VALUE)),
                 r.get(ConfigKey.NODE_ID, defaultNodeId(), v -> {
-                    String s = v.strip();
-                    if (s.isEmpty() || s.length() > 100) {
-                        throw new IllegalArgumentException(ConfigKey.NODE_ID.key() + "=" + v + " must be 1 to 100 characters");
+                    String s = ConfigValues.text(ConfigKey.NODE_ID.key(), v, 100, true);
+                    if (s.isEmpty()) {
+                        throw new IllegalArgumentException(ConfigKey.NODE_ID.key() + " must be 1 to 100 characters");
                     }
                     return s;
                 }),
@@ -152,22 +152,22 @@ public record GlobalSettings(
                         v -> (long) ConfigValues.integer(ConfigKey.CACHE_MAX_ENTRIES.key(), v, 1, Integer.MAX_VALUE)),
                 r.get(ConfigKey.CACHE_CLUSTERING, v -> ConfigValues.oneOf(ConfigKey.CACHE_CLUSTERING.key(), v, "replicated", "distributed")),
                 r.get(ConfigKey.CACHE_OWNERS, v -> ConfigValues.integer(ConfigKey.CACHE_OWNERS.key(), v, 1, 32)),
-                r.get(ConfigKey.CACHE_CLUSTER_NAME, String::strip),
-                r.get(ConfigKey.CACHE_JGROUPS_STACK, String::strip),
-                r.get(ConfigKey.CACHE_BIND_ADDRESS, String::strip),
+                r.get(ConfigKey.CACHE_CLUSTER_NAME, v -> ConfigValues.text(ConfigKey.CACHE_CLUSTER_NAME.key(), v, ConfigValues.MAX_NAME, true)),
+                r.get(ConfigKey.CACHE_JGROUPS_STACK, v -> ConfigValues.text(ConfigKey.CACHE_JGROUPS_STACK.key(), v, ConfigValues.MAX_PATH, false)),
+                r.get(ConfigKey.CACHE_BIND_ADDRESS, v -> ConfigValues.text(ConfigKey.CACHE_BIND_ADDRESS.key(), v, ConfigValues.MAX_NAME, true)),
                 r.get(ConfigKey.CACHE_BIND_PORT, v -> ConfigValues.integer(ConfigKey.CACHE_BIND_PORT.key(), v, 1, 65535)),
                 r.get(ConfigKey.CACHE_INITIAL_HOSTS, v -> {
                     if (!v.strip().matches("[^\\[\\],\\s]+(\\[\\d{1,5}])?(\\s*,\\s*[^\\[\\],\\s]+(\\[\\d{1,5}])?)*")) {
-                        throw new IllegalArgumentException(ConfigKey.CACHE_INITIAL_HOSTS.key() + "=" + v + " must be host[port],host[port]");
+                        throw new IllegalArgumentException(ConfigKey.CACHE_INITIAL_HOSTS.key() + "=" + ConfigValues.shown(v) + " must be host[port],host[port]");
                     }
-                    return v.strip();
+                    return ConfigValues.text(ConfigKey.CACHE_INITIAL_HOSTS.key(), v, 4096, true);
                 }),
                 cacheSecret(config, errors),
                 r.get(ConfigKey.CACHE_ALLOW_INSECURE_TRANSPORT, v -> ConfigValues.bool(ConfigKey.CACHE_ALLOW_INSECURE_TRANSPORT.key(), v)),
                 remoteCache(r),
                 r.get(ConfigKey.HEALTH_MIN_MEMBERS, v -> ConfigValues.integer(ConfigKey.HEALTH_MIN_MEMBERS.key(), v, 1, 1000)),
-                r.get(ConfigKey.REQUEST_TYPES_ENABLED, GlobalSettings::names),
-                r.get(ConfigKey.REQUEST_TYPES_DISABLED, GlobalSettings::names),
+                r.get(ConfigKey.REQUEST_TYPES_ENABLED, v -> names(ConfigKey.REQUEST_TYPES_ENABLED.key(), v)),
+                r.get(ConfigKey.REQUEST_TYPES_DISABLED, v -> names(ConfigKey.REQUEST_TYPES_DISABLED.key(), v)),
                 r.get(ConfigKey.REQUEST_TYPES_DEFAULT,
                         v -> ConfigValues.oneOf(ConfigKey.REQUEST_TYPES_DEFAULT.key(), v, "enabled", "disabled", "error")),
                 r.get(ConfigKey.MANAGER_POLICY, v -> ConfigValues.oneOf(ConfigKey.MANAGER_POLICY.key(), v, "none", "age", "size")),
@@ -184,22 +184,18 @@ public record GlobalSettings(
     private static RemoteCacheSettings remoteCache(Reader r) {
         RemoteCacheSettings remote = new RemoteCacheSettings(
                 r.get(ConfigKey.CACHE_REMOTE_SERVERS, v -> RemoteCacheSettings.servers(ConfigKey.CACHE_REMOTE_SERVERS.key(), v)),
-                r.get(ConfigKey.CACHE_REMOTE_CACHE, v -> {
-                    if (v.isBlank()) {
-                        throw new IllegalArgumentException(ConfigKey.CACHE_REMOTE_CACHE.key() + " must name a cache");
-                    }
-                    return v.strip();
-                }),
+                r.get(ConfigKey.CACHE_REMOTE_CACHE, v -> ConfigValues.text(ConfigKey.CACHE_REMOTE_CACHE.key(), v, ConfigValues.MAX_NAME, true)),
                 r.get(ConfigKey.CACHE_REMOTE_CREATE, v -> ConfigValues.bool(ConfigKey.CACHE_REMOTE_CREATE.key(), v)),
-                r.get(ConfigKey.CACHE_REMOTE_USERNAME, String::strip),
-                r.get(ConfigKey.CACHE_REMOTE_PASSWORD, v -> v),
-                r.get(ConfigKey.CACHE_REMOTE_REALM, String::strip),
-                r.get(ConfigKey.CACHE_REMOTE_SASL_MECHANISM, v -> v.strip().toUpperCase(java.util.Locale.ROOT)),
+                r.get(ConfigKey.CACHE_REMOTE_USERNAME, v -> ConfigValues.text(ConfigKey.CACHE_REMOTE_USERNAME.key(), v, ConfigValues.MAX_NAME, false)),
+                r.get(ConfigKey.CACHE_REMOTE_PASSWORD, v -> ConfigValues.secret(ConfigKey.CACHE_REMOTE_PASSWORD.key(), v)),
+                r.get(ConfigKey.CACHE_REMOTE_REALM, v -> ConfigValues.text(ConfigKey.CACHE_REMOTE_REALM.key(), v, ConfigValues.MAX_NAME, true)),
+                r.get(ConfigKey.CACHE_REMOTE_SASL_MECHANISM,
+                        v -> ConfigValues.text(ConfigKey.CACHE_REMOTE_SASL_MECHANISM.key(), v, 64, true).toUpperCase(java.util.Locale.ROOT)),
                 r.get(ConfigKey.CACHE_REMOTE_TLS, v -> ConfigValues.bool(ConfigKey.CACHE_REMOTE_TLS.key(), v)),
-                r.get(ConfigKey.CACHE_REMOTE_TRUST_STORE, String::strip),
-                r.get(ConfigKey.CACHE_REMOTE_TRUST_STORE_PASSWORD, v -> v),
-                r.get(ConfigKey.CACHE_REMOTE_SNI_HOST, String::strip),
-                r.get(ConfigKey.CACHE_REMOTE_PROPERTIES, String::strip),
+                r.get(ConfigKey.CACHE_REMOTE_TRUST_STORE, v -> ConfigValues.text(ConfigKey.CACHE_REMOTE_TRUST_STORE.key(), v, ConfigValues.MAX_PATH, false)),
+                r.get(ConfigKey.CACHE_REMOTE_TRUST_STORE_PASSWORD, v -> ConfigValues.secret(ConfigKey.CACHE_REMOTE_TRUST_STORE_PASSWORD.key(), v)),
+                r.get(ConfigKey.CACHE_REMOTE_SNI_HOST, v -> ConfigValues.text(ConfigKey.CACHE_REMOTE_SNI_HOST.key(), v, ConfigValues.MAX_NAME, false)),
+                r.get(ConfigKey.CACHE_REMOTE_PROPERTIES, v -> ConfigValues.text(ConfigKey.CACHE_REMOTE_PROPERTIES.key(), v, ConfigValues.MAX_PATH, false)),
                 r.get(ConfigKey.CACHE_REMOTE_NEAR_CACHE, v -> ConfigValues.integer(ConfigKey.CACHE_REMOTE_NEAR_CACHE.key(), v, 0, Integer.MAX_VALUE)),
                 r.get(ConfigKey.CACHE_REMOTE_TIMEOUT, v -> ConfigValues.duration(ConfigKey.CACHE_REMOTE_TIMEOUT.key(), v, false)),
                 r.get(ConfigKey.CACHE_REMOTE_RETRY_INTERVAL, v -> ConfigValues.duration(ConfigKey.CACHE_REMOTE_RETRY_INTERVAL.key(), v, false)),
@@ -216,20 +212,22 @@ public record GlobalSettings(
     /** The cache's secret: {@code idempotency.cache.secret} or a key store's secret key entry; {@code null}: none. */
     private static CacheSecret cacheSecret(Config config, ConfigErrors errors) {
         String text = config.getOptionalValue(ConfigKey.CACHE_SECRET.key(), String.class).orElse("");
-        String keystore = config.getOptionalValue(ConfigKey.CACHE_KEYSTORE.key(), String.class).orElse("").strip();
         try {
+            String keystore = ConfigValues.text(ConfigKey.CACHE_KEYSTORE.key(),
+                    config.getOptionalValue(ConfigKey.CACHE_KEYSTORE.key(), String.class).orElse(""), ConfigValues.MAX_PATH, false);
+            String password = ConfigValues.secret(ConfigKey.CACHE_KEYSTORE_PASSWORD.key(),
+                    config.getOptionalValue(ConfigKey.CACHE_KEYSTORE_PASSWORD.key(), String.class).orElse(""));
+            String alias = ConfigValues.text(ConfigKey.CACHE_KEYSTORE_ALIAS.key(), config.getOptionalValue(ConfigKey.CACHE_KEYSTORE_ALIAS.key(),
+                    String.class).orElse(ConfigKey.CACHE_KEYSTORE_ALIAS.defaultValue()), ConfigValues.MAX_NAME, true);
             if (!text.isBlank() && !keystore.isEmpty()) {
                 throw new IllegalArgumentException("Both " + ConfigKey.CACHE_SECRET.key() + " and " + ConfigKey.CACHE_KEYSTORE.key()
                         + " are set: set one");
             }
             if (!text.isBlank()) {
-                return CacheSecret.ofText(ConfigKey.CACHE_SECRET.key(), text);
+                return CacheSecret.ofText(ConfigKey.CACHE_SECRET.key(), ConfigValues.secret(ConfigKey.CACHE_SECRET.key(), text));
             }
             if (!keystore.isEmpty()) {
-                return CacheSecret.ofKeyStore(keystore,
-                        config.getOptionalValue(ConfigKey.CACHE_KEYSTORE_PASSWORD.key(), String.class).orElse(""),
-                        config.getOptionalValue(ConfigKey.CACHE_KEYSTORE_ALIAS.key(), String.class)
-                                .orElse(ConfigKey.CACHE_KEYSTORE_ALIAS.defaultValue()).strip());
+                return CacheSecret.ofKeyStore(keystore, password, alias);
             }
         } catch (IllegalArgumentException e) {
             errors.add(e.getMessage());
@@ -276,11 +274,11 @@ public record GlobalSettings(
         return v.equals("auto") ? ClaimMode.DEFAULT : ClaimMode.valueOf(v.toUpperCase(java.util.Locale.ROOT));
     }
 
-    private static Set<String> names(String value) {
+    private static Set<String> names(String key, String value) {
         java.util.Set<String> out = new java.util.TreeSet<>();
         for (String n : value.split(",")) {
             if (!n.isBlank()) {
-                out.add(n.strip());
+                out.add(ConfigValues.text(key, n, ConfigValues.MAX_NAME, true));
             }
         }
         return java.util.Collections.unmodifiableSet(out);
@@ -310,10 +308,10 @@ public record GlobalSettings(
     private static Set<String> replayHeaders(String value) {
         java.util.Set<String> out = new java.util.TreeSet<>(DEFAULT_REPLAY_HEADERS);
         for (String h : value.split(",")) {
-            String name = h.strip().toLowerCase(java.util.Locale.ROOT);
-            if (name.isEmpty()) {
+            if (h.isBlank()) {
                 continue;
             }
+            String name = ConfigValues.headerName(ConfigKey.REPLAY_HEADERS.key(), h).toLowerCase(java.util.Locale.ROOT);
             if (NEVER_REPLAYED.contains(name)) {
                 throw new IllegalArgumentException(ConfigKey.REPLAY_HEADERS.key() + " names " + h.strip()
                         + ", which is about the caller and is never replayed");

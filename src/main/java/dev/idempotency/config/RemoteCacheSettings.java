@@ -54,13 +54,13 @@ public record RemoteCacheSettings(
     /** {@code host[:port]} separated by commas or semicolons; the port defaults to 11222. */
     public static List<String> servers(String key, String value) {
         java.util.List<String> out = new java.util.ArrayList<>();
-        for (String s : value.split("[,;]")) {
+        for (String s : ConfigValues.text(key, value, 4096, false).split("[,;]")) {
             String server = s.strip();
             if (server.isEmpty()) {
                 continue;
             }
             if (!server.matches("(\\[[0-9A-Fa-f:.]+]|[^:\\s\\[\\]]+)(:\\d{1,5})?")) {
-                throw new IllegalArgumentException(key + "=" + value + " must be host:port, host:port (a server without a port: 11222)");
+                throw new IllegalArgumentException(key + "=" + ConfigValues.shown(value) + " must be host:port, host:port (a server without a port: 11222)");
             }
             out.add(server.matches(".*:\\d{1,5}") && !server.endsWith("]") ? server : server + ":11222");
         }

@@ -24,12 +24,12 @@ public final class StatusSet {
             } else if (p.matches("[1-5][0-9][0-9]")) {
                 set.set(Integer.parseInt(p));
             } else if (!p.isEmpty()) {
-                throw new IllegalArgumentException(key + "=" + value + ": '" + part.strip()
+                throw new IllegalArgumentException(key + "=" + ConfigValues.shown(value) + ": '" + ConfigValues.shown(part.strip())
                         + "' is neither a status class (2xx) nor a status code (409)");
             }
         }
         if (set.isEmpty()) {
-            throw new IllegalArgumentException(key + "=" + value + " names no status");
+            throw new IllegalArgumentException(key + "=" + ConfigValues.shown(value) + " names no status");
         }
         return new StatusSet(set, value.strip());
     }

@@ -239,6 +239,12 @@ class DeploymentErrorsTest {
                 .contains("Idempotent/enabled=yes must be true or false");
         assertThat(deploymentFailure(Map.of("idempotency.store-keys", "sha1"), ClassLevel.class))
                 .contains("idempotency.store-keys=sha1 must be one of plain, hashed");
+        assertThat(deploymentFailure(Map.of("idempotency.datasource", "java:comp/Default\u0000DataSource"), ClassLevel.class))
+                .contains("idempotency.datasource=java:comp/Default\\u0000DataSource must be printable ASCII (it has a control character at 18)");
+        assertThat(deploymentFailure(Map.of("idempotency.cache.cluster-name", "z".repeat(300)), ClassLevel.class))
+                .contains("idempotency.cache.cluster-name=" + "z".repeat(100) + "... (300 characters) is longer than 255 characters");
+        assertThat(deploymentFailure(Map.of(ClassLevel.class.getName() + "/fine/Idempotent/maxRequestSize", "-1"), ClassLevel.class))
+                .contains(ClassLevel.class.getName() + "/fine/Idempotent/maxRequestSize=-1 must be between 1 and 2147483639");
     }
 
     @Test
