@@ -134,15 +134,18 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public int export(Path file) {
-        List<IdempotencyRecord> records = engine.all();
+        List<IdempotencyRecord> records = engine.all(); // one query: the records as one committed moment left them
         try (Jsonb jsonb = JsonbBuilder.create()) {
             Path dir = file.toAbsolutePath().getParent();
             Path tmp = Files.createTempFile(dir, file.getFileName().toString(), ".part");
             try (BufferedWriter out = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
                 out.write(jsonb.toJson(new ExportHeader(ExportHeader.FORMAT, ExportHeader.VERSION, records.size())));
                 out.newLine();
+                int ordinal = 0;
                 for (IdempotencyRecord r : records) {
-                    out.write(jsonb.toJson(ExportedRecord.of(r)));
+                    ExportedRecord e = ExportedRecord.of(r);
+                    e.check = ExportedRecord.check(++ordinal, jsonb.toJson(e));
+                    out.write(jsonb.toJson(e));
                     out.newLine();
                 }
             }
@@ -155,35 +158,77 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         }
     }
 
+    /**
+     * The longest line an import reads, in characters: a record whose stored response is at the stored form's limit
+     * (16 MiB, 22.4 million characters in base64) fits; a longer line is refused before it is read whole.
+     */
+    static final int MAX_LINE = 24 << 20;
+
+    /**
+     * Reads and checks every line before anything is written (SPEC M7: all or nothing). Refused, naming the line: a
+     * line that is not JSON or not a record, a record that is not whole (no namespace, an unknown status, a finished
+     * record without its completion time), a line over {@link #MAX_LINE}, a key
+     * that an earlier line already had, and (version 2, which every export since writes) a record whose check does
+     * not match its content and its place: edited by hand, moved or repeated. A file that ends before the count its
+     * header announces is truncated; one with more records than announced is refused too.
+     */
     @Override
     public int importFrom(Path file) {
         List<IdempotencyRecord> records = new ArrayList<>();
         try (Jsonb jsonb = JsonbBuilder.create(); BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             jakarta.json.JsonReaderFactory json = jakarta.json.Json.createReaderFactory(java.util.Map.of());
-            String first = in.readLine();
+            Lines lines = new Lines(in);
+            String first = lines.next(4096);
             ExportHeader header = first == null ? null : jsonb.fromJson(wellFormed(json, first), ExportHeader.class);
-            if (header == null || !ExportHeader.FORMAT.equals(header.format) || header.version != ExportHeader.VERSION) {
-                throw new IdempotencyTransferException(file + " is not an idempotency-jakarta export of version " + ExportHeader.VERSION);
+            if (header == null || !ExportHeader.FORMAT.equals(header.format)
+                    || (header.version != ExportHeader.VERSION && header.version != 1)) {
+                throw new IdempotencyTransferException(file + " is not an idempotency-jakarta export of version 1 or "
+                        + ExportHeader.VERSION);
             }
+            java.util.Map<ScopedKey, Integer> lineOf = new java.util.HashMap<>();
             String line;
-            int lineNumber = 1;
-            while ((line = in.readLine()) != null) {
-                lineNumber++;
+            while ((line = lines.next(MAX_LINE)) != null) {
+                int lineNumber = lines.number;
                 if (line.isBlank()) {
                     continue;
                 }
+                if (records.size() == header.records) {
+                    throw new IdempotencyTransferException(file + " holds more records than its header announces ("
+                            + header.records + "): line " + lineNumber + " is one too many");
+                }
+                IdempotencyRecord record;
                 try {
-                    records.add(jsonb.fromJson(wellFormed(json, line), ExportedRecord.class).toRecord());
+                    ExportedRecord e = jsonb.fromJson(wellFormed(json, line), ExportedRecord.class);
+                    if (header.version >= 2 && !e.checked(records.size() + 1, jsonb)) {
+                        throw new IdempotencyTransferException(file + " was changed after its export at line " + lineNumber
+                                + ": the record's check does not match its content and its place (edited, moved or repeated)");
+                    }
+                    String problem = e.problem();
+                    if (problem != null) {
+                        throw new IdempotencyTransferException(file + " is corrupt at line " + lineNumber + ": the record " + problem);
+                    }
+                    record = e.toRecord();
+                } catch (IdempotencyTransferException e) {
+                    throw e;
                 } catch (RuntimeException e) {
                     throw new IdempotencyTransferException(file + " is corrupt at line " + lineNumber, e);
                 }
+                Integer earlier = lineOf.putIfAbsent(record.scopedKey(), lineNumber);
+                if (earlier != null) {
+                    throw new IdempotencyTransferException(file + " repeats a key at line " + lineNumber + ": line " + earlier
+                            + " has the same namespace, principal and key");
+                }
+                records.add(record);
             }
             if (records.size() != header.records) {
                 throw new IdempotencyTransferException(file + " is truncated: its header announces " + header.records
-                        + " records, it holds " + records.size());
+                        + " records, it holds " + records.size() + " and ends at line " + lines.number);
             }
         } catch (IdempotencyTransferException e) {
             throw e;
+        } catch (LineTooLong e) {
+            throw new IdempotencyTransferException(file + " has a line over " + e.limit + " characters at line " + e.lineNumber
+                    + "; nothing was imported");
         } catch (IOException e) {
             throw new IdempotencyTransferException("Could not read " + file + ": " + e.getMessage(), e);
         } catch (Exception e) {
@@ -191,6 +236,55 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         }
         engine.importAll(records);
         return records.size();
+    }
+
+    /** A line over the limit, found before it was read whole. */
+    private static final class LineTooLong extends IOException {
+        final int limit;
+        final int lineNumber;
+
+        LineTooLong(int limit, int lineNumber) {
+            super("line " + lineNumber + " is over " + limit + " characters");
+            this.limit = limit;
+            this.lineNumber = lineNumber;
+        }
+    }
+
+    /** The lines of a file, numbered from 1, each read up to a limit and no further. */
+    private static final class Lines {
+        private final BufferedReader in;
+        int number;
+
+        Lines(BufferedReader in) {
+            this.in = in;
+        }
+
+        /** The next line without its end (\n, \r\n or \r), or null at the end of the file. */
+        String next(int limit) throws IOException {
+            StringBuilder b = new StringBuilder();
+            int c;
+            while ((c = in.read()) >= 0) {
+                if (c == '\n' || c == '\r') {
+                    if (c == '\r') {
+                        in.mark(1);
+                        if (in.read() != '\n') {
+                            in.reset();
+                        }
+                    }
+                    number++;
+                    return b.toString();
+                }
+                if (b.length() == limit) {
+                    throw new LineTooLong(limit, number + 1);
+                }
+                b.append((char) c);
+            }
+            if (b.length() == 0) {
+                return null;
+            }
+            number++;
+            return b.toString();
+        }
     }
 
     /**
@@ -277,10 +371,10 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         return engine.lookup(responseKey(key)).filter(r -> r.status() == RecordStatus.COMPLETED);
     }
 
-    /** The export file's first line. */
+    /** The export file's first line. Version 2 adds each record's {@code check}; version 1 files are still read. */
     public static class ExportHeader {
         static final String FORMAT = "idempotency-jakarta-export";
-        static final int VERSION = 1;
+        static final int VERSION = 2;
         public String format;
         public int version;
         public int records;
@@ -295,8 +389,13 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         }
     }
 
-    /** One record of an export, as JSON. Times are epoch milliseconds; the response is base64. */
+    /**
+     * One record of an export, as JSON. Times are epoch milliseconds; the response is base64. {@code check} (version 2)
+     * is the SHA-256 of the record's place in the file (1 for the first record) and its JSON without the check: a line
+     * edited, moved or repeated no longer matches. It guards against accidents, not against someone who recomputes it.
+     */
     public static class ExportedRecord {
+        public String check;
         public String namespace;
         public String principal;
         public String key;
@@ -331,6 +430,39 @@ public class IdempotencyManagerBean implements IdempotencyManager {
             e.owner = r.owner();
             e.version = r.version();
             return e;
+        }
+
+        /** The check of the record at {@code ordinal} whose JSON, without its check, is {@code json}. */
+        static String check(int ordinal, String json) {
+            return Fingerprint.sha256Hex((ordinal + "\n" + json).getBytes(StandardCharsets.UTF_8));
+        }
+
+        /** Whether this record, read at {@code ordinal}, carries the check its content and place give. */
+        boolean checked(int ordinal, Jsonb jsonb) {
+            String carried = check;
+            check = null;
+            try {
+                return carried != null && carried.equals(check(ordinal, jsonb.toJson(this)));
+            } finally {
+                check = carried;
+            }
+        }
+
+        /** What makes this record one the library cannot have written, or null. */
+        String problem() {
+            if (status == null || java.util.Arrays.stream(RecordStatus.values()).noneMatch(v -> v.name().equals(status))) {
+                return "has no known status";
+            }
+            if (fingerprint == null) {
+                return "has no fingerprint";
+            }
+            if (RecordStatus.valueOf(status) != RecordStatus.IN_PROGRESS && completedAt == null) {
+                return "is finished but has no completedAt";
+            }
+            if (attempts < 0 || version < 0) {
+                return "has a negative attempts or version";
+            }
+            return null;
         }
 
         IdempotencyRecord toRecord() {

@@ -410,7 +410,7 @@ class IdempotencyManagerTest {
         List<IdempotencyRecord> before = records();
         Path file = dir.resolve("records.jsonl");
         assertThat(m.export(file)).isEqualTo(before.size());
-        assertThat(Files.readAllLines(file).get(0)).contains("\"format\":\"idempotency-jakarta-export\"").contains("\"version\":1");
+        assertThat(Files.readAllLines(file).get(0)).contains("\"format\":\"idempotency-jakarta-export\"").contains("\"version\":2");
         m.clear();
         assertThat(records()).isEmpty();
         assertThat(m.importFrom(file)).isEqualTo(before.size());
@@ -439,6 +439,119 @@ class IdempotencyManagerTest {
         assertThatThrownBy(() -> m.importFrom(dir.resolve("missing.jsonl"))).isInstanceOf(IdempotencyTransferException.class);
         assertThatThrownBy(() -> m.export(dir.resolve("no/such/dir/out.jsonl"))).isInstanceOf(IdempotencyTransferException.class);
         assertThat(recordsAsText(records())).as("the store is as it was").isEqualTo(state);
+    }
+
+    /** A store of three records exported to {@code good.jsonl}, then changed (so that a failed import shows). */
+    List<String> exportedThenChanged(IdempotencyManager m, Path dir) throws Exception {
+        m.store(RequestKey.of("a"), "one");
+        m.store(RequestKey.of("b"), "two");
+        m.store(RequestKey.of("c"), "three");
+        Path good = dir.resolve("good.jsonl");
+        m.export(good);
+        m.clear();
+        m.store(RequestKey.of("d"), "four");
+        return Files.readAllLines(good);
+    }
+
+    void refused(IdempotencyManager m, Path dir, List<String> lines, String... message) throws Exception {
+        String state = recordsAsText(records());
+        Path file = Files.write(dir.resolve("hostile-" + System.nanoTime() + ".jsonl"), lines);
+        assertThatThrownBy(() -> m.importFrom(file)).isInstanceOf(IdempotencyTransferException.class)
+                .hasMessageContainingAll(message);
+        assertThat(recordsAsText(records())).as("nothing stored changed").isEqualTo(state);
+    }
+
+    @Test
+    void m7HostileExportsAreRefusedNamingTheLineAndChangeNothing(@TempDir Path dir) throws Exception {
+        IdempotencyManager m = node();
+        List<String> lines = exportedThenChanged(m, dir);
+        assertThat(lines).hasSize(4);
+        // truncated: the last record gone, or cut in the middle
+        refused(m, dir, lines.subList(0, 3), "is truncated: its header announces 3 records, it holds 2 and ends at line 3");
+        refused(m, dir, List.of(lines.get(0), lines.get(1), lines.get(2), lines.get(3).substring(0, lines.get(3).length() / 2)),
+                "is corrupt at line 4");
+        // reordered: two records swapped
+        refused(m, dir, List.of(lines.get(0), lines.get(2), lines.get(1), lines.get(3)), "was changed after its export at line 2");
+        // duplicated: a record twice (the count edited to match, too)
+        refused(m, dir, List.of(lines.get(0), lines.get(1), lines.get(2), lines.get(3), lines.get(3)), "line 5 is one too many");
+        refused(m, dir, List.of(lines.get(0).replace("\"records\":3", "\"records\":4"), lines.get(1), lines.get(2), lines.get(3), lines.get(3)),
+                "was changed after its export at line 5");
+        // hand-edited: another stored answer, or a status, in valid JSON
+        String b64 = java.util.Base64.getEncoder().encodeToString(bytes("two"));
+        assertThat(lines.get(2)).contains(b64);
+        refused(m, dir, List.of(lines.get(0), lines.get(1),
+                lines.get(2).replace(b64, java.util.Base64.getEncoder().encodeToString(bytes("TWO"))), lines.get(3)),
+                "was changed after its export at line 3");
+        refused(m, dir, List.of(lines.get(0), lines.get(1), lines.get(2), lines.get(3).replace("\"COMPLETED\"", "\"IN_PROGRESS\"")),
+                "was changed after its export at line 4");
+        // oversized: a line over the limit is refused before it is read whole
+        refused(m, dir, List.of(lines.get(0), lines.get(1), lines.get(2), "{\"namespace\":\"" + "x".repeat(IdempotencyManagerBean.MAX_LINE) + "\"}"),
+                "has a line over " + IdempotencyManagerBean.MAX_LINE + " characters at line 4");
+        // and the file as exported imports
+        assertThat(m.importFrom(Files.write(dir.resolve("again.jsonl"), lines))).isEqualTo(3);
+    }
+
+    @Test
+    void m7VersionOneExportsStillImportAndAreCheckedForWholeRecordsAndRepeatedKeys(@TempDir Path dir) throws Exception {
+        IdempotencyManager m = node();
+        List<String> v2 = exportedThenChanged(m, dir);
+        List<String> v1 = new ArrayList<>();
+        v1.add(v2.get(0).replace("\"version\":2", "\"version\":1"));
+        for (String line : v2.subList(1, v2.size())) {
+            v1.add(line.replaceFirst("\"check\":\"[0-9a-f]{64}\",", ""));
+        }
+        assertThat(v1.get(1)).doesNotContain("check");
+        refused(m, dir, List.of(v1.get(0).replace("\"records\":3", "\"records\":2"), v1.get(1), v1.get(1)),
+                "repeats a key at line 3: line 2 has the same namespace, principal and key");
+        refused(m, dir, List.of(v1.get(0).replace("\"records\":3", "\"records\":1"), v1.get(1).replace("\"COMPLETED\"", "\"DONE\"")),
+                "is corrupt at line 2: the record has no known status");
+        refused(m, dir, List.of(v1.get(0).replace("\"records\":3", "\"records\":1"), v1.get(1).replaceFirst("\"completedAt\":\\d+,", "")),
+                "is corrupt at line 2: the record is finished but has no completedAt");
+        assertThat(m.importFrom(Files.write(dir.resolve("v1.jsonl"), v1))).isEqualTo(3);
+        assertThat(new String(m.retrieve(RequestKey.of("b")), StandardCharsets.UTF_8)).isEqualTo("two");
+    }
+
+    @Test
+    void m7AnExportWhileRecordsAreWrittenIsOneConsistentMoment(@TempDir Path dir) throws Exception {
+        IdempotencyManager m = node();
+        java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        AtomicInteger written = new AtomicInteger();
+        List<CompletableFuture<Void>> writers = new ArrayList<>();
+        for (int w = 0; w < 4; w++) {
+            int writer = w;
+            writers.add(CompletableFuture.runAsync(() -> {
+                for (int i = 0; writing.get() && i < 5_000; i++) {
+                    m.store(RequestKey.of("w" + writer + "-" + i), "answer " + i);
+                    written.incrementAndGet();
+                }
+            }));
+        }
+        List<Path> exports = new ArrayList<>();
+        for (int e = 0; e < 5; e++) {
+            int before = written.get();
+            Path file = dir.resolve("during-" + e + ".jsonl");
+            int n = m.export(file);
+            assertThat(n).as("export %d", e).isGreaterThanOrEqualTo(before);
+            assertThat(Files.readAllLines(file)).hasSize(n + 1);
+            exports.add(file);
+        }
+        writing.set(false);
+        CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        for (Path file : exports) {
+            m.clear();
+            int n = m.importFrom(file);
+            List<IdempotencyRecord> imported = records();
+            // each record as one committed moment left it: a store finished with its own answer, or one still claimed
+            assertThat(imported).as(file.getFileName().toString()).hasSize(n).allSatisfy(r -> {
+                if (r.status() == RecordStatus.COMPLETED) {
+                    String i = r.scopedKey().key().substring(r.scopedKey().key().indexOf('-') + 1);
+                    assertThat(new String(r.response(), StandardCharsets.UTF_8)).isEqualTo("answer " + i);
+                } else {
+                    assertThat(r.status()).isEqualTo(RecordStatus.IN_PROGRESS);
+                    assertThat(r.response()).isNull();
+                }
+            });
+        }
     }
 
     @Test
