@@ -322,4 +322,51 @@ class DocumentationTest {
             }
         }
     }
+
+    /** The README's "Where it is tested" rows: build profile to version. */
+    static Map<String, String> compatibilityRows() {
+        String readme = read(Path.of("README.md"));
+        int start = readme.indexOf("### Where it is tested");
+        assertThat(start).as("README has its compatibility table").isPositive();
+        Map<String, String> rows = new LinkedHashMap<>();
+        for (String line : readme.substring(start).split("\n")) {
+            if (line.startsWith("## ")) {
+                break;
+            }
+            String[] cells = line.split("\\|");
+            if (line.startsWith("| ") && cells.length > 6 && cells[5].strip().startsWith("`")) {
+                rows.put(cells[5].strip().replace("`", ""), cells[2].strip());
+            }
+        }
+        return rows;
+    }
+
+    /** A property of a POM, as its first definition gives it. */
+    static String pomProperty(String pom, String name) {
+        Matcher m = Pattern.compile("<" + Pattern.quote(name) + ">([^<$]+)</" + Pattern.quote(name) + ">").matcher(read(Path.of(pom)));
+        assertThat(m.find()).as("%s defines %s", pom, name).isTrue();
+        return m.group(1).strip();
+    }
+
+    @Test
+    void theCompatibilityTableIsTheBuildsServers() {
+        Map<String, String> rows = compatibilityRows();
+        Set<String> profiles = new java.util.TreeSet<>();
+        Matcher goals = Pattern.compile("(?m)^invoker\\.goals\\.\\d+ = verify -P([a-z0-9-]+)").matcher(read(Path.of("it-tests/invoker.properties")));
+        while (goals.find()) {
+            profiles.add(goals.group(1));
+        }
+        assertThat(rows.keySet()).as("one row per server the build runs").containsExactlyInAnyOrderElementsOf(profiles);
+        String it = "it-tests/pom.xml";
+        Map<String, String> versions = new LinkedHashMap<>();
+        versions.put("wildfly", pomProperty(it, "wildfly.version"));
+        versions.put("wildfly-postgresql", pomProperty(it, "wildfly.version"));
+        versions.put("payara", pomProperty(it, "payara-micro.version"));
+        versions.put("cluster", pomProperty("example/pom.xml", "payara-micro.version")); // example/node runs the example's Payara
+        versions.put("payara7", pomProperty(it, "payara7-micro.version"));
+        versions.put("glassfish", pomProperty(it, "glassfish.version"));
+        versions.put("liberty", pomProperty(it, "liberty.version"));
+        versions.put("liberty-ee11", pomProperty(it, "liberty-ee11.version"));
+        assertThat(rows).as("the versions the build provisions").containsExactlyInAnyOrderEntriesOf(versions);
+    }
 }
