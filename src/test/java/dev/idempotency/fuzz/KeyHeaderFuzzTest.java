@@ -51,6 +51,27 @@ class KeyHeaderFuzzTest {
         }
     }
 
+    private static final Method CONTENT_LENGTH = Internals.method(Internals.type("dev.idempotency.jaxrs.IdempotencyHttpFilter"),
+            "contentLength", String.class);
+
+    /**
+     * The Content-Length the filter compares with a method's maxRequestSize, before it reads a body: -1 for none or a
+     * malformed one (the body is then read up to the cap, never further), the number for digits, the largest long for
+     * digits too many for one (so that it is over every cap). Never an exception. Input: the header value (ISO-8859-1).
+     */
+    @FuzzTest(maxDuration = Internals.MAX_DURATION)
+    void contentLength(byte[] input) {
+        String value = new String(input, StandardCharsets.ISO_8859_1);
+        long length = Internals.<Long>call(CONTENT_LENGTH, null, value);
+        String digits = value.strip();
+        if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            assertThat(length).isEqualTo(-1L);
+        } else {
+            java.math.BigInteger n = new java.math.BigInteger(digits);
+            assertThat(length).isEqualTo(n.bitLength() < 64 ? n.longValueExact() : Long.MAX_VALUE);
+        }
+    }
+
     private static void assertContract(String key, int max, String problem) {
         boolean valid = !key.isEmpty() && key.length() <= max && key.chars().allMatch(c -> c >= 0x20 && c <= 0x7E);
         if (valid) {
