@@ -114,4 +114,18 @@ class FuzzFindingsTest {
         }
         assertThat(hex[1]).isEqualTo(hex[0]);
     }
+
+    /**
+     * ConfigValuesFuzzTest (corpus: secret-with-a-control-character): a cache secret with a control character is refused
+     * for it, and the message says which key and why, never the secret (the fuzz test's "same shape" had turned the
+     * control character into a letter, and so expected another message: the test's shape now keeps it).
+     */
+    @Test
+    void aCacheSecretWithAControlCharacterIsRefusedWithoutEchoingIt() {
+        String secret = "\u00eco\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000cal-1";
+        dev.idempotency.config.ConfigErrors errors = new dev.idempotency.config.ConfigErrors();
+        dev.idempotency.config.GlobalSettings.read(dev.idempotency.testing.IdempotencyWeld.config(
+                java.util.Map.of("idempotency.cache.secret", secret)), errors);
+        assertThat(errors.all()).extracting(Throwable::getMessage).containsExactly("idempotency.cache.secret has a control character");
+    }
 }
