@@ -42,8 +42,8 @@ import java.util.logging.Logger;
  *
  * <ul>
  * <li>request: check the key (400), fingerprint method, path, query, content type and body (the body is read up to
- *     the method's {@code maxRequestSize}, else 413, buffered and handed on, still readable), then claim, replay (with {@code Idempotent-Replayed: true}),
- *     or answer 422, 409 (with {@code Retry-After}) or 503;</li>
+ *     the method's {@code maxRequestSize}, else 413, buffered and handed on, still readable), then claim, replay (with
+ *     {@code Idempotent-Replayed: true}), or answer 422, 409 (with {@code Retry-After}) or 503;</li>
  * <li>response: a status not to keep releases the key; a kept one is stored (status, replayable headers,
  *     body bytes) before the body is sent.</li>
  * </ul>
