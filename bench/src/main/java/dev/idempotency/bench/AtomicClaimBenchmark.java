@@ -43,6 +43,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@code floorBusinessAndOneInsertInTheCallersTransaction}: the business transaction plus one raw insert of a
  *     finished record with the 1 KiB answer, in the caller's JTA transaction (the optimistic target's yardstick);</li>
  * <li>{@code floorBusinessAndOneInsertOneTransaction}: the same two statements in raw JDBC, no JTA, one commit.</li>
+ * <li>{@code floorLibrarysStatementsOneTransaction}: the optimistic claim's own statements, as it sends them, in raw
+ *     JDBC, no JTA, one commit: the business insert and the library's insert of the finished record into
+ *     {@code idempotency_record} (all its columns and its two indexes; on PostgreSQL in the statement that bounds its
+ *     lock wait, on MariaDB with {@code SET STATEMENT innodb_lock_wait_timeout}). Where the floor above measures a
+ *     three-column table, this one measures what the library's statement costs the database, so that the ratio to it
+ *     is the library's own overhead (JTA, the pool's enlistment, the engine, the cache).</li>
  * </ul>
  * Average time per call with one thread; {@code -bm thrpt -t 8} gives the distinct-keys throughput.
  */
@@ -158,6 +164,67 @@ public class AtomicClaimBenchmark {
             record.setBytes(2, response);
             return record.executeUpdate();
         }
+    }
+
+    static final String RECORD_COLUMNS = "id, namespace, principal, idem_key, status, fingerprint, attempts, first_seen, last_seen,"
+            + " expires_at, lease_until, owner, version, response, completed_at";
+
+    /** The optimistic claim's insert of a finished record, as the library sends it on this database (its dialect). */
+    String librarysRecordInsert() {
+        return switch (database) {
+            case postgresql -> "WITH s AS (SELECT current_setting('lock_timeout') AS old, set_config('lock_timeout', ?, true) AS lt),"
+                    + " i AS (INSERT INTO idempotency_record (" + RECORD_COLUMNS + ") SELECT CAST(? AS VARCHAR), CAST(? AS VARCHAR),"
+                    + " CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS INTEGER),"
+                    + " CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS VARCHAR),"
+                    + " CAST(? AS BIGINT), CAST(? AS BYTEA), CAST(? AS BIGINT) FROM s ON CONFLICT DO NOTHING RETURNING 1)"
+                    + " SELECT (SELECT count(*) FROM i), set_config('lock_timeout', s.old, true) FROM s";
+            case mariadb, galera -> "SET STATEMENT innodb_lock_wait_timeout = 1 FOR INSERT IGNORE INTO idempotency_record ("
+                    + RECORD_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+            case h2 -> "INSERT INTO idempotency_record (" + RECORD_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        };
+    }
+
+    int floorLibrarysStatements(Connection c, String id) throws Exception {
+        try (PreparedStatement insert = c.prepareStatement("INSERT INTO bench_business (id, amount) VALUES (?, 1250)")) {
+            insert.setString(1, id);
+            insert.executeUpdate();
+        }
+        try (PreparedStatement record = c.prepareStatement(librarysRecordInsert())) {
+            int i = 1;
+            if (database == Database.postgresql) {
+                record.setString(i++, "1000ms");
+            }
+            long now = System.currentTimeMillis();
+            record.setString(i++, "bench|anonymous|" + id);
+            record.setString(i++, "bench");
+            record.setString(i++, "anonymous");
+            record.setString(i++, id);
+            record.setString(i++, "COMPLETED");
+            record.setString(i++, "fp");
+            record.setInt(i++, 1);
+            record.setLong(i++, now);
+            record.setLong(i++, now);
+            record.setLong(i++, now + 86_400_000L);
+            record.setNull(i++, java.sql.Types.BIGINT);
+            record.setString(i++, "bench");
+            record.setLong(i++, 1);
+            record.setBytes(i++, response);
+            record.setLong(i, now);
+            if (database == Database.postgresql) {
+                try (java.sql.ResultSet rs = record.executeQuery()) {
+                    rs.next();
+                    return rs.getInt(1);
+                }
+            }
+            return record.executeUpdate();
+        }
+    }
+
+    @Benchmark
+    public int floorLibrarysStatementsOneTransaction(FloorConnection floor) throws Exception {
+        int n = floorLibrarysStatements(floor.c, "l" + sequence.incrementAndGet());
+        floor.c.commit();
+        return n;
     }
 
     AtomicOutcome<String> optimistic(String id) throws Exception {
