@@ -67,6 +67,8 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
     /** Whether entries' MACs are checked when read (a shared cache, or keys from a secret). */
     private final boolean verify;
     private final AtomicLong rejected = new AtomicLong();
+    /** The records this node decoded last: a replay of a hot key reads its entry once (no MAC, no decoding). */
+    private final DecodedEntries decoded = new DecodedEntries();
     private final AtomicLong relistened = new AtomicLong();
 
     /** With keys of this JVM alone (random): for a cache that no other process reads. */
@@ -120,13 +122,20 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
 
     @Override
     public Optional<IdempotencyRecord> get(ScopedKey key) {
-        byte[] bytes = cache.get(key.cacheId());
+        String id = key.cacheId();
+        byte[] bytes = cache.get(id);
         if (bytes == null) {
             return Optional.empty();
         }
-        IdempotencyRecord r = verified(key.cacheId(), bytes);
+        IdempotencyRecord r = decoded.of(id, bytes);
+        if (r == null) {
+            r = verified(id, bytes);
+            if (r != null) {
+                decoded.remember(id, bytes, r);
+            }
+        }
         if (r != null && !r.scopedKey().equals(key)) {
-            reject(key.cacheId(), "it is another scope's entry");
+            reject(id, "it is another scope's entry");
             return Optional.empty();
         }
         return Optional.ofNullable(r);

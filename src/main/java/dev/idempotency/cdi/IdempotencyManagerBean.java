@@ -110,7 +110,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public byte[] retrieve(RequestKey key) {
-        return responseRecord(key).map(IdempotencyRecord::response).orElseThrow(() ->
+        return responseRecord(key).map(IdempotencyManagerBean::copyOfResponse).orElseThrow(() ->
                 new IdempotencyResponseNotFoundException("No response is stored for the " + responseKey(key)));
     }
 
@@ -118,14 +118,14 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     public Optional<byte[]> await(RequestKey key, Duration timeout) {
         // The response's own key: its completion wakes this node's waiters, wherever it was stored.
         return engine.await(responseKey(key), timeout)
-                .filter(r -> r.status() == RecordStatus.COMPLETED).map(IdempotencyRecord::response);
+                .filter(r -> r.status() == RecordStatus.COMPLETED).map(IdempotencyManagerBean::copyOfResponse);
     }
 
     @Override
     public void addListener(RequestKey key, ResponseListener listener) {
         engine.whenFinished(responseKey(key), r -> {
             if (r.status() == RecordStatus.COMPLETED) {
-                listener.stored(key, r.response());
+                listener.stored(key, copyOfResponse(r));
             }
         });
     }
@@ -365,6 +365,14 @@ public class IdempotencyManagerBean implements IdempotencyManager {
             throw new IdempotencyKeyInvalidException("The " + what + " " + problem);
         }
         return id;
+    }
+
+    /**
+     * The caller's own copy of a stored response: the record may be the one the cache's replays share (decoded once),
+     * and an application that writes into the array it was given must not change what the next duplicate is answered.
+     */
+    private static byte[] copyOfResponse(IdempotencyRecord r) {
+        return r.response() == null ? null : r.response().clone();
     }
 
     private Optional<IdempotencyRecord> responseRecord(RequestKey key) {

@@ -134,6 +134,33 @@ class CacheEntryMacTest {
         assertThat(executions).hasValue(2);
     }
 
+    /**
+     * A replay decodes a hot key's entry once and answers from it while the cache holds that very entry; an entry
+     * written over it (here, tampered with, as anyone who could write to the cache would) is checked afresh and refused.
+     */
+    @Test
+    void anEntryIsDecodedOnceAndAnEntryWrittenOverItIsCheckedAgain() {
+        ScopedKey key = new ScopedKey("payments", "alice", "hot");
+        assertThat(call(key, "real receipt")).isEqualTo(bytes("real receipt"));
+        IdempotencyRecord first = cache.get(key).orElseThrow();
+        assertThat(cache.get(key).orElseThrow()).as("decoded once").isSameAs(first);
+
+        byte[] tampered = raw.get(key.cacheId()).clone();
+        tampered[tampered.length - RecordBytes.MAC_LENGTH - 1] ^= 1;
+        raw.put(key.cacheId(), tampered);
+        assertThat(cache.get(key)).as("the new entry was checked, not the old one's record answered").isEmpty();
+        assertThat(cache.rejectedEntries()).isEqualTo(1);
+        assertThat(call(key, "a second run")).isEqualTo(bytes("real receipt"));
+
+        // A new genuine entry (the record cached again) is another array: decoded again, then kept.
+        cache.put(first);
+        IdempotencyRecord again = cache.get(key).orElseThrow();
+        assertThat(again).isNotSameAs(first);
+        assertThat(again.response()).isEqualTo(first.response());
+        assertThat(cache.get(key).orElseThrow()).isSameAs(again);
+        assertThat(executions).hasValue(1);
+    }
+
     @Test
     void aGenuineEntryIsReplayedWithNoSql() {
         ScopedKey key = new ScopedKey("payments", "alice", "genuine");

@@ -221,6 +221,17 @@ class IdempotencyManagerTest {
     }
 
     @Test
+    void anApplicationWritingIntoARetrievedResponseChangesNothingStored() {
+        IdempotencyManager m = node();
+        RequestKey k = RequestKey.of("written-into").withSecondaryId("charge");
+        m.store(k, "charged");
+        byte[] mine = m.retrieve(k);
+        java.util.Arrays.fill(mine, (byte) 'x');
+        assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("charged");
+        assertThat(new String(m.await(k, Duration.ofSeconds(1)).orElseThrow(), StandardCharsets.UTF_8)).isEqualTo("charged");
+    }
+
+    @Test
     void aFlushedCacheLosesNoResponseAndLearnsItAgain() {
         IdempotencyManager m = node();
         RequestKey k = RequestKey.of("flushed").withSecondaryId("charge");
