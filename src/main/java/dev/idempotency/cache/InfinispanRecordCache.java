@@ -66,6 +66,12 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
     private final ThreadLocal<javax.crypto.Mac> macs;
     /** Whether entries' MACs are checked when read (a shared cache, or keys from a secret). */
     private final boolean verify;
+    /**
+     * Whether the optimistic claim's markers go into this cache: where other nodes read it (clustered, remote). A local
+     * cache is this node's alone, and this node's own claims already hold its duplicates off (the engine's map of the
+     * keys it runs): a marker there would hold off no one, and cost each first request a put-if-absent and a remove.
+     */
+    private final boolean marks;
     private final AtomicLong rejected = new AtomicLong();
     /** The records this node decoded last: a replay of a hot key reads its entry once (no MAC, no decoding). */
     private final DecodedEntries decoded = new DecodedEntries();
@@ -84,6 +90,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         // every replay an HMAC of the response (about 1.5 us a KiB) and protect against nothing. Entries carry their
         // MAC all the same.
         this.verify = keys.fromSecret() || mode.isClustered();
+        this.marks = mode.isClustered();
         this.embedded = cache;
         this.cache = Entries.of(cache);
         this.clock = clock;
@@ -110,6 +117,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
                           LocalCompletionSignals signals, CacheKeys keys) {
         this.macs = ThreadLocal.withInitial(keys::entryMac);
         this.verify = true;
+        this.marks = true;
         this.embedded = null;
         this.cache = remote;
         this.clock = clock;
@@ -225,12 +233,14 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
      */
     @Override
     public boolean mark(ScopedKey key, String holder, java.time.Duration atMost) {
-        return cache.add(markerId(key.cacheId()), marker(holder), Math.max(1, atMost.toMillis()), TimeUnit.MILLISECONDS);
+        return !marks || cache.add(markerId(key.cacheId()), marker(holder), Math.max(1, atMost.toMillis()), TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void unmark(ScopedKey key, String holder) {
-        cache.removeIf(markerId(key.cacheId()), marker(holder));
+        if (marks) {
+            cache.removeIf(markerId(key.cacheId()), marker(holder));
+        }
     }
 
     /** A marker's id: the record's, with a suffix no record id has (ids are hex digests or escaped keys). */

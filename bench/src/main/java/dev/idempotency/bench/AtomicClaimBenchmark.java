@@ -49,6 +49,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *     lock wait, on MariaDB with {@code SET STATEMENT innodb_lock_wait_timeout}). Where the floor above measures a
  *     three-column table, this one measures what the library's statement costs the database, so that the ratio to it
  *     is the library's own overhead (JTA, the pool's enlistment, the engine, the cache).</li>
+ * <li>{@code floorLibrarysStatementsInAJtaTransaction}: the same two statements in raw JDBC in a JTA transaction of
+ *     their own (Narayana, the enlisting pool): the ratio of the library to it is the library's overhead beyond JTA.</li>
  * </ul>
  * Average time per call with one thread; {@code -bm thrpt -t 8} gives the distinct-keys throughput.
  */
@@ -224,6 +226,22 @@ public class AtomicClaimBenchmark {
     public int floorLibrarysStatementsOneTransaction(FloorConnection floor) throws Exception {
         int n = floorLibrarysStatements(floor.c, "l" + sequence.incrementAndGet());
         floor.c.commit();
+        return n;
+    }
+
+    /**
+     * The same two statements in a JTA transaction of their own (Narayana's begin and commit, the pool's enlisted
+     * connection), as the library's own transaction runs them: what JTA costs, apart from the library.
+     */
+    @Benchmark
+    public int floorLibrarysStatementsInAJtaTransaction() throws Exception {
+        String id = "k" + sequence.incrementAndGet();
+        tm.begin();
+        int n;
+        try (Connection c = subjects.jtaPool.getConnection()) {
+            n = floorLibrarysStatements(c, id);
+        }
+        tm.commit();
         return n;
     }
 
