@@ -31,10 +31,10 @@ import java.util.logging.Logger;
  * deletion, and put after it ({@link #putLoaded}, a put-if-absent), finds the tombstone and is not cached, so the
  * cache never outlives its record. A completion ({@link #put}) replaces a tombstone: it finished after it.
  *
- * <p>Every record entry carries an HMAC-SHA-256 over its scope, key and content ({@link RecordBytes}), keyed by the
- * cache's {@link CacheKeys}, checked on every read of a clustered cache or one whose keys come from a secret (a local
- * cache with this JVM's random keys is written by nobody else, and is not checked): an entry that does not verify, or
- * that verifies but sits under another scope's id, is never replayed. It is a miss (the store answers), counted ({@link #rejectedEntries()}),
+ * <p>Every record entry of a clustered cache, or of one whose keys come from a secret, carries an HMAC-SHA-256 over its
+ * scope, key and content ({@link RecordBytes}), keyed by the cache's {@link CacheKeys}, and is checked on every read (a
+ * local cache with this JVM's random keys is written by nobody else: its entries' MAC is left zero, and none is
+ * checked): an entry that does not verify, or that verifies but sits under another scope's id, is never replayed. It is a miss (the store answers), counted ({@link #rejectedEntries()}),
  * logged once at WARNING (then at FINE), and replaced by a tombstone.
  */
 public final class InfinispanRecordCache implements ManagedRecordCache {
@@ -87,8 +87,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         this.macs = ThreadLocal.withInitial(keys::entryMac);
         CacheMode mode = cache.getCacheConfiguration().clustering().cacheMode();
         // A cache of this JVM alone, with keys of its own, is written by nobody else: checking its MACs would cost
-        // every replay an HMAC of the response (about 1.5 us a KiB) and protect against nothing. Entries carry their
-        // MAC all the same.
+        // every replay an HMAC of the response (about 1.5 us a KiB) and protect against nothing; so would writing them.
         this.verify = keys.fromSecret() || mode.isClustered();
         this.marks = mode.isClustered();
         this.embedded = cache;
@@ -176,6 +175,15 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         }
     }
 
+    /**
+     * The MAC a written entry carries: none (zeros) where no reader checks it (a local cache with this JVM's random keys,
+     * which no one else holds: a MAC only this cache could check, and never does, would cost each write an HMAC of its
+     * response).
+     */
+    private javax.crypto.Mac writeMac() {
+        return verify ? macs.get() : null;
+    }
+
     /** Entries rejected since this cache started: their MAC did not verify, or they sat under another scope's id. */
     public long rejectedEntries() {
         return rejected.get();
@@ -192,7 +200,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         if (lifespan <= 0) {
             return;
         }
-        cache.put(finished.scopedKey().cacheId(), RecordBytes.encode(finished, macs.get()), lifespan, TimeUnit.MILLISECONDS);
+        cache.put(finished.scopedKey().cacheId(), RecordBytes.encode(finished, writeMac()), lifespan, TimeUnit.MILLISECONDS);
         wrote();
     }
 
@@ -203,7 +211,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
             return;
         }
         // Absent only: a tombstone (released or deleted since the read) or the record itself stays as it is.
-        cache.putIfAbsent(finished.scopedKey().cacheId(), RecordBytes.encode(finished, macs.get()), lifespan, TimeUnit.MILLISECONDS);
+        cache.putIfAbsent(finished.scopedKey().cacheId(), RecordBytes.encode(finished, writeMac()), lifespan, TimeUnit.MILLISECONDS);
     }
 
     /** How long an entry for the record may live: until the record expires; zero or less: not to be held. */

@@ -40,6 +40,7 @@ final class RecordBytes {
     private RecordBytes() {
     }
 
+    /** @param mac the entry's MAC; {@code null}: its place left zero (a cache whose entries nobody checks) */
     static byte[] encode(IdempotencyRecord r, javax.crypto.Mac mac) {
         byte[] namespace = utf8(r.scopedKey().namespace());
         byte[] principal = utf8(r.scopedKey().principal());
@@ -68,11 +69,13 @@ final class RecordBytes {
         out.putLong(r.expiresAt().toEpochMilli());
         out.putLong(r.version());
         put(out, response);
-        mac.update(out.array(), 0, out.position());
-        try {
-            mac.doFinal(out.array(), out.position());
-        } catch (javax.crypto.ShortBufferException e) {
-            throw new IllegalStateException(e);
+        if (mac != null) {
+            mac.update(out.array(), 0, out.position());
+            try {
+                mac.doFinal(out.array(), out.position());
+            } catch (javax.crypto.ShortBufferException e) {
+                throw new IllegalStateException(e);
+            }
         }
         return out.array();
     }

@@ -47,6 +47,9 @@ final class OptimisticFlow implements ClaimFlow {
     private final LeasedFlow leased;
     private final Supplier<EngineObserver> observer;
     private final AtomicClaimLoop loop;
+    /** The start of each call's marker holder: this node and this engine's start (a node restarted counts afresh). */
+    private final String holderPrefix;
+    private final java.util.concurrent.atomic.AtomicLong runs = new java.util.concurrent.atomic.AtomicLong();
 
     OptimisticFlow(IdempotencyStore store, Clock clock, String nodeId, TransactionBridge transactions, CompletionSignals signals,
                    QuietCache cache, StoreCalls calls, Replies replies, TransactionKeys keys, Completions completions,
@@ -63,6 +66,7 @@ final class OptimisticFlow implements ClaimFlow {
         this.completions = completions;
         this.leased = leased;
         this.observer = observer;
+        this.holderPrefix = nodeId + "/" + UUID.randomUUID() + "/";
         this.loop = new AtomicClaimLoop(signals, cache, replies, keys, completions, () -> {
             if (claims == null) {
                 throw new IllegalStateException(store.getClass().getName() + " cannot claim inside a transaction");
@@ -198,7 +202,8 @@ final class OptimisticFlow implements ClaimFlow {
         final Policy policy;
         final long started;
         final Instant now;
-        final String holder = nodeId + "/" + UUID.randomUUID();
+        /** Unique to this call: this node, this engine's start and a count (no random number drawn per call). */
+        final String holder = holderPrefix + runs.incrementAndGet();
         final AtomicReference<IdempotencyRecord> written = new AtomicReference<>();
         final AtomicReference<byte[]> keptFailure = new AtomicReference<>();
         volatile boolean begun;

@@ -49,6 +49,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *     lock wait, on MariaDB with {@code SET STATEMENT innodb_lock_wait_timeout}). Where the floor above measures a
  *     three-column table, this one measures what the library's statement costs the database, so that the ratio to it
  *     is the library's own overhead (JTA, the pool's enlistment, the engine, the cache).</li>
+ * <li>{@code floorLibrarysAtomicStatementsOneTransaction}, {@code floorLibrarysAtomicStatementsInAJtaTransaction}: the
+ *     atomic claim's own three statements (the library's insert of an in-progress record, the business insert, the
+ *     library's fenced update with the answer), raw JDBC, without and with JTA.</li>
  * <li>{@code floorLibrarysStatementsInAJtaTransaction}: the same two statements in raw JDBC in a JTA transaction of
  *     their own (Narayana, the enlisting pool): the ratio of the library to it is the library's overhead beyond JTA.</li>
  * </ul>
@@ -191,27 +194,41 @@ public class AtomicClaimBenchmark {
             insert.setString(1, id);
             insert.executeUpdate();
         }
+        return librarysRecordInsert(c, id, true);
+    }
+
+    /** The library's insert of a record of the key: finished with its answer (optimistic), or in progress (atomic's claim). */
+    int librarysRecordInsert(Connection c, String id, boolean finished) throws Exception {
         try (PreparedStatement record = c.prepareStatement(librarysRecordInsert())) {
             int i = 1;
             if (database == Database.postgresql) {
                 record.setString(i++, "1000ms");
             }
             long now = System.currentTimeMillis();
-            record.setString(i++, "bench|anonymous|" + id);
+            record.setString(i++, new ScopedKey("bench", "anonymous", id).id());
             record.setString(i++, "bench");
             record.setString(i++, "anonymous");
             record.setString(i++, id);
-            record.setString(i++, "COMPLETED");
+            record.setString(i++, finished ? "COMPLETED" : "IN_PROGRESS");
             record.setString(i++, "fp");
             record.setInt(i++, 1);
             record.setLong(i++, now);
             record.setLong(i++, now);
             record.setLong(i++, now + 86_400_000L);
-            record.setNull(i++, java.sql.Types.BIGINT);
+            if (finished) {
+                record.setNull(i++, java.sql.Types.BIGINT);
+            } else {
+                record.setLong(i++, now + 60_000L);
+            }
             record.setString(i++, "bench");
             record.setLong(i++, 1);
-            record.setBytes(i++, response);
-            record.setLong(i, now);
+            if (finished) {
+                record.setBytes(i++, response);
+                record.setLong(i, now);
+            } else {
+                record.setNull(i++, database == Database.postgresql ? java.sql.Types.BINARY : java.sql.Types.BLOB);
+                record.setNull(i, java.sql.Types.BIGINT);
+            }
             if (database == Database.postgresql) {
                 try (java.sql.ResultSet rs = record.executeQuery()) {
                     rs.next();
@@ -220,6 +237,56 @@ public class AtomicClaimBenchmark {
             }
             return record.executeUpdate();
         }
+    }
+
+    /**
+     * The atomic claim's own statements, as it sends them: the library's insert of an in-progress record, the business
+     * insert, and the library's fenced update that finishes it with its answer.
+     */
+    int floorLibrarysAtomicStatements(Connection c, String id) throws Exception {
+        if (librarysRecordInsert(c, id, false) != 1) {
+            throw new IllegalStateException("the claim of a new key inserted nothing");
+        }
+        try (PreparedStatement insert = c.prepareStatement("INSERT INTO bench_business (id, amount) VALUES (?, 1250)")) {
+            insert.setString(1, id);
+            insert.executeUpdate();
+        }
+        try (PreparedStatement update = c.prepareStatement("UPDATE idempotency_record SET status = ?, response = ?, last_seen = ?,"
+                + " completed_at = ?, lease_until = NULL WHERE id = ? AND status = 'IN_PROGRESS' AND owner = ? AND version = ?")) {
+            long now = System.currentTimeMillis();
+            update.setString(1, "COMPLETED");
+            update.setBytes(2, response);
+            update.setLong(3, now);
+            update.setLong(4, now);
+            update.setString(5, new ScopedKey("bench", "anonymous", id).id());
+            update.setString(6, "bench");
+            update.setLong(7, 1);
+            int n = update.executeUpdate();
+            if (n != 1) {
+                throw new IllegalStateException("the answer of a claimed key updated " + n + " rows");
+            }
+            return n;
+        }
+    }
+
+    @Benchmark
+    public int floorLibrarysAtomicStatementsOneTransaction(FloorConnection floor) throws Exception {
+        int n = floorLibrarysAtomicStatements(floor.c, "m" + sequence.incrementAndGet());
+        floor.c.commit();
+        return n;
+    }
+
+    /** The atomic claim's own three statements in the caller's JTA transaction (the joined atomic call's floor). */
+    @Benchmark
+    public int floorLibrarysAtomicStatementsInAJtaTransaction() throws Exception {
+        String id = "n" + sequence.incrementAndGet();
+        tm.begin();
+        int n;
+        try (Connection c = subjects.jtaPool.getConnection()) {
+            n = floorLibrarysAtomicStatements(c, id);
+        }
+        tm.commit();
+        return n;
     }
 
     @Benchmark
