@@ -32,10 +32,11 @@ import java.util.logging.Logger;
  * cache never outlives its record. A completion ({@link #put}) replaces a tombstone: it finished after it.
  *
  * <p>Every record entry of a clustered cache, or of one whose keys come from a secret, carries an HMAC-SHA-256 over its
- * scope, key and content ({@link RecordBytes}), keyed by the cache's {@link CacheKeys}, and is checked on every read (a
- * local cache with this JVM's random keys is written by nobody else: its entries' MAC is left zero, and none is
- * checked): an entry that does not verify, or that verifies but sits under another scope's id, is never replayed. It is a miss (the store answers), counted ({@link #rejectedEntries()}),
- * logged once at WARNING (then at FINE), and replaced by a tombstone.
+ * scope, key and content ({@link RecordBytes}), keyed by the cache's {@link CacheKeys}, and is checked when a node first
+ * reads it (a local cache with this JVM's random keys is written by nobody else: its entries' MAC is left zero, and none
+ * is checked): an entry that does not verify, or that verifies but sits under another scope's id, is never replayed. It
+ * is a miss (the store answers), counted ({@link #rejectedEntries()}), logged once at WARNING (then at FINE), and
+ * replaced by a tombstone.
  */
 public final class InfinispanRecordCache implements ManagedRecordCache {
 
@@ -67,11 +68,12 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
     /** Whether entries' MACs are checked when read (a shared cache, or keys from a secret). */
     private final boolean verify;
     /**
-     * Whether the optimistic claim's markers go into this cache: where other nodes read it (clustered, remote). A local
-     * cache is this node's alone, and this node's own claims already hold its duplicates off (the engine's map of the
-     * keys it runs): a marker there would hold off no one, and cost each first request a put-if-absent and a remove.
+     * Whether other processes read and write it (clustered, or remote): only then do the optimistic claim's markers go
+     * into it. A local cache is this node's alone, and this node's own claims already hold its duplicates off (the
+     * engine's map of the keys it runs): a marker there would hold off no one, and cost each first request a
+     * put-if-absent and a remove.
      */
-    private final boolean marks;
+    private final boolean shared;
     private final AtomicLong rejected = new AtomicLong();
     /** The records this node decoded last: a replay of a hot key reads its entry once (no MAC, no decoding). */
     private final DecodedEntries decoded = new DecodedEntries();
@@ -89,7 +91,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         // A cache of this JVM alone, with keys of its own, is written by nobody else: checking its MACs would cost
         // every replay an HMAC of the response (about 1.5 us a KiB) and protect against nothing; so would writing them.
         this.verify = keys.fromSecret() || mode.isClustered();
-        this.marks = mode.isClustered();
+        this.shared = mode.isClustered();
         this.embedded = cache;
         this.cache = Entries.of(cache);
         this.clock = clock;
@@ -116,7 +118,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
                           LocalCompletionSignals signals, CacheKeys keys) {
         this.macs = ThreadLocal.withInitial(keys::entryMac);
         this.verify = true;
-        this.marks = true;
+        this.shared = true;
         this.embedded = null;
         this.cache = remote;
         this.clock = clock;
@@ -241,12 +243,12 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
      */
     @Override
     public boolean mark(ScopedKey key, String holder, java.time.Duration atMost) {
-        return !marks || cache.add(markerId(key.cacheId()), marker(holder), Math.max(1, atMost.toMillis()), TimeUnit.MILLISECONDS);
+        return !shared || cache.add(markerId(key.cacheId()), marker(holder), Math.max(1, atMost.toMillis()), TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void unmark(ScopedKey key, String holder) {
-        if (marks) {
+        if (shared) {
             cache.removeIf(markerId(key.cacheId()), marker(holder));
         }
     }
@@ -307,7 +309,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
 
     @Override
     public boolean shared() {
-        return verify && (embedded == null || embedded.getCacheConfiguration().clustering().cacheMode().isClustered());
+        return shared;
     }
 
     @Override

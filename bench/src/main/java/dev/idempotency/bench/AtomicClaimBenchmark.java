@@ -115,6 +115,31 @@ public class AtomicClaimBenchmark {
         subjects.business(id);
     }
 
+    /** A floor's statements for one new key on a connection; the rows they wrote. */
+    @FunctionalInterface
+    interface Statements {
+        int send(Connection c, String id) throws Exception;
+    }
+
+    /** A floor's statements for a new key in a JTA transaction of their own, on the pool's enlisted connection. */
+    int inAJtaTransaction(String prefix, Statements statements) throws Exception {
+        String id = prefix + sequence.incrementAndGet();
+        tm.begin();
+        int n;
+        try (Connection c = subjects.jtaPool.getConnection()) {
+            n = statements.send(c, id);
+        }
+        tm.commit();
+        return n;
+    }
+
+    /** A floor's statements for a new key on the thread's own raw connection, one commit. */
+    int inOneTransaction(FloorConnection floor, String prefix, Statements statements) throws Exception {
+        int n = statements.send(floor.c, prefix + sequence.incrementAndGet());
+        floor.c.commit();
+        return n;
+    }
+
     /** The floor's statements on one connection: the claim insert, the business insert, the update with the answer. */
     int floorStatements(Connection c, String id) throws Exception {
         try (PreparedStatement claim = c.prepareStatement(floorClaim)) {
@@ -276,29 +301,18 @@ public class AtomicClaimBenchmark {
 
     @Benchmark
     public int floorLibrarysAtomicStatementsOneTransaction(FloorConnection floor) throws Exception {
-        int n = floorLibrarysAtomicStatements(floor.c, "m" + sequence.incrementAndGet());
-        floor.c.commit();
-        return n;
+        return inOneTransaction(floor, "m", this::floorLibrarysAtomicStatements);
     }
 
     /** The atomic claim's own three statements in the caller's JTA transaction (the joined atomic call's floor). */
     @Benchmark
     public int floorLibrarysAtomicStatementsInAJtaTransaction() throws Exception {
-        String id = "n" + sequence.incrementAndGet();
-        tm.begin();
-        int n;
-        try (Connection c = subjects.jtaPool.getConnection()) {
-            n = floorLibrarysAtomicStatements(c, id);
-        }
-        tm.commit();
-        return n;
+        return inAJtaTransaction("n", this::floorLibrarysAtomicStatements);
     }
 
     @Benchmark
     public int floorLibrarysStatementsOneTransaction(FloorConnection floor) throws Exception {
-        int n = floorLibrarysStatements(floor.c, "l" + sequence.incrementAndGet());
-        floor.c.commit();
-        return n;
+        return inOneTransaction(floor, "l", this::floorLibrarysStatements);
     }
 
     /**
@@ -307,14 +321,7 @@ public class AtomicClaimBenchmark {
      */
     @Benchmark
     public int floorLibrarysStatementsInAJtaTransaction() throws Exception {
-        String id = "k" + sequence.incrementAndGet();
-        tm.begin();
-        int n;
-        try (Connection c = subjects.jtaPool.getConnection()) {
-            n = floorLibrarysStatements(c, id);
-        }
-        tm.commit();
-        return n;
+        return inAJtaTransaction("k", this::floorLibrarysStatements);
     }
 
     AtomicOutcome<String> optimistic(String id) throws Exception {
@@ -338,21 +345,12 @@ public class AtomicClaimBenchmark {
 
     @Benchmark
     public int floorBusinessAndOneInsertInTheCallersTransaction() throws Exception {
-        String id = "h" + sequence.incrementAndGet();
-        tm.begin();
-        int n;
-        try (Connection c = subjects.jtaPool.getConnection()) {
-            n = floorBusinessAndOneInsert(c, id);
-        }
-        tm.commit();
-        return n;
+        return inAJtaTransaction("h", this::floorBusinessAndOneInsert);
     }
 
     @Benchmark
     public int floorBusinessAndOneInsertOneTransaction(FloorConnection floor) throws Exception {
-        int n = floorBusinessAndOneInsert(floor.c, "i" + sequence.incrementAndGet());
-        floor.c.commit();
-        return n;
+        return inOneTransaction(floor, "i", this::floorBusinessAndOneInsert);
     }
 
     @Benchmark
@@ -391,9 +389,7 @@ public class AtomicClaimBenchmark {
 
     @Benchmark
     public int floorSameStatementsOneTransaction(FloorConnection floor) throws Exception {
-        int n = floorStatements(floor.c, "f" + sequence.incrementAndGet());
-        floor.c.commit();
-        return n;
+        return inOneTransaction(floor, "f", this::floorStatements);
     }
 
     /**
@@ -402,14 +398,7 @@ public class AtomicClaimBenchmark {
      */
     @Benchmark
     public int floorSameStatementsInTheCallersTransaction() throws Exception {
-        String id = "g" + sequence.incrementAndGet();
-        tm.begin();
-        int n;
-        try (Connection c = subjects.jtaPool.getConnection()) {
-            n = floorStatements(c, id);
-        }
-        tm.commit();
-        return n;
+        return inAJtaTransaction("g", this::floorStatements);
     }
 
     @Benchmark
