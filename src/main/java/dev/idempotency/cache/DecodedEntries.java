@@ -32,7 +32,7 @@ final class DecodedEntries {
         return d != null && d.bytes == bytes && d.id.equals(id) ? d.record : null;
     }
 
-    /** Remembers the record an entry's array verified and decoded to. */
+    /** Remembers the record an entry's array verified and decoded to, once it is known to be of the key its id names. */
     void remember(String id, byte[] bytes, IdempotencyRecord record) {
         slots[slot(id)] = new Decoded(id, bytes, record);
     }

@@ -137,17 +137,21 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
             return Optional.empty();
         }
         IdempotencyRecord r = decoded.of(id, bytes);
-        if (r == null) {
-            r = verified(id, bytes);
-            if (r != null) {
-                decoded.remember(id, bytes, r);
-            }
+        if (r != null) {
+            return Optional.of(r); // this very entry, checked (MAC, version, key) when it was first read under this id
         }
-        if (r != null && !r.scopedKey().equals(key)) {
+        r = verified(id, bytes);
+        if (r == null) {
+            return Optional.empty();
+        }
+        if (!r.scopedKey().equals(key)) {
             reject(id, "it is another scope's entry");
             return Optional.empty();
         }
-        return Optional.ofNullable(r);
+        // Remembered only once it is known to be the key's own: an id names one key (ScopedKey#cacheId), so a later
+        // read of the same array under the same id needs no check of its key either.
+        decoded.remember(id, bytes, r);
+        return Optional.of(r);
     }
 
     /** The record of an entry whose MAC verifies; {@code null} for a tombstone, another version, or a rejected entry. */

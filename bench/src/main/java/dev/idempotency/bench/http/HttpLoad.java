@@ -47,6 +47,8 @@ public final class HttpLoad {
     final int seconds;
     final int warmup;
     final int burst;
+    final long serverPid;       // 0: no CPU accounting
+    final String databaseProcess; // the database's process name (postgres, mariadbd), or none (H2 runs in the server)
     final String user;          // who the requests are sent as, for the header line
     final String authorization; // null: anonymous
     final HttpClient client = HttpClient.newBuilder()
@@ -60,6 +62,8 @@ public final class HttpLoad {
         seconds = Integer.parseInt(options.getOrDefault("seconds", "20"));
         warmup = Integer.parseInt(options.getOrDefault("warmup", "10"));
         burst = Integer.parseInt(options.getOrDefault("burst", "8"));
+        serverPid = Long.parseLong(options.getOrDefault("server-pid", "0"));
+        databaseProcess = options.getOrDefault("database-process", "none");
         // The example's demo users (Users.java); keys are per user. "anonymous" sends no credentials.
         String credentials = options.getOrDefault("user", "alice:alice-pw");
         user = credentials.split(":")[0];
@@ -96,6 +100,16 @@ public final class HttpLoad {
                 rows.append(r.endpoint).append(',').append(String.format(Locale.ROOT, "%.1f", r.throughput)).append(",0\n");
             }
             java.nio.file.Files.writeString(java.nio.file.Path.of(csv), rows);
+            if (results.stream().allMatch(r -> r.cpu != null)) {
+                // Beside it, the CPU per request: endpoint, server us, database us (empty: in the server, or unknown).
+                StringBuilder cpuRows = new StringBuilder("endpoint,server_us,database_us\n");
+                for (Result r : results) {
+                    cpuRows.append(r.endpoint).append(',').append(String.format(Locale.ROOT, "%.0f", r.cpu[0])).append(',')
+                            .append(load.databaseProcess.equals("none") ? ""
+                                    : String.format(Locale.ROOT, "%.0f", r.cpu[1])).append('\n');
+                }
+                java.nio.file.Files.writeString(java.nio.file.Path.of(csv.replaceAll("\\.csv$", "") + "-cpu.csv"), cpuRows);
+            }
         }
         Result unprotected = results.stream().filter(r -> r.endpoint.equals("unprotected")).findFirst().orElse(null);
         Result byHand = results.stream().filter(r -> r.endpoint.equals("by-hand")).findFirst().orElse(null);
@@ -126,7 +140,8 @@ public final class HttpLoad {
         System.err.println(problem);
         System.err.println("usage: HttpLoad [--base http://localhost:8080] [--threads 8] [--seconds 20] [--warmup 10]"
                 + " [--workload unique|retries50|retries|burst] [--endpoint protected|optimistic|by-hand|unprotected|both|all] [--burst 8]"
-                + " [--user alice:alice-pw|anonymous] [--csv results.csv]");
+                + " [--user alice:alice-pw|anonymous] [--csv results.csv]"
+                + " [--server-pid PID [--database-process postgres|mariadbd|none]]");
         System.exit(2);
     }
 
@@ -144,6 +159,16 @@ public final class HttpLoad {
             w.thread = t;
             t.start();
         }
+        // The CPU the server and the database spent in the measured window (Linux /proc), read beside the load.
+        ProcessCpu cpu = serverPid > 0 ? new ProcessCpu(serverPid, databaseProcess) : null;
+        ProcessCpu.Snapshot cpuAtStart = null;
+        ProcessCpu.Snapshot cpuAtEnd = null;
+        if (cpu != null) {
+            sleepUntil(measureStart);
+            cpuAtStart = cpu.ticks();
+            sleepUntil(measureEnd);
+            cpuAtEnd = cpu.ticks();
+        }
         for (Worker w : workers) {
             w.thread.join();
         }
@@ -154,6 +179,9 @@ public final class HttpLoad {
             r.add(w);
         }
         System.out.println(r.line(seconds));
+        if (cpu != null) {
+            r.cpu(cpu.microsPerRequest(cpuAtStart, cpuAtEnd, r.all.getTotalCount()));
+        }
         r.check(before, after);
         return r;
     }
@@ -327,6 +355,83 @@ public final class HttpLoad {
         }
     }
 
+    static void sleepUntil(long nanoTime) throws InterruptedException {
+        long left;
+        while ((left = nanoTime - System.nanoTime()) > 0) {
+            TimeUnit.NANOSECONDS.sleep(left);
+        }
+    }
+
+    /**
+     * The CPU time (user and system, in clock ticks of {@code /proc/<pid>/stat}) of the server's JVM and of the
+     * database's processes: on a machine whose two cores the load driver, the server and the database share, the CPU a
+     * request costs each of them is steadier than the throughput, and says which one a difference comes from.
+     */
+    static final class ProcessCpu {
+        /** Linux's USER_HZ: 100 on every architecture the JDK runs on there ({@code getconf CLK_TCK}). */
+        static final long TICKS_PER_SECOND = Long.parseLong(System.getProperty("clk.tck", "100"));
+        final long serverPid;
+        final String database;
+
+        ProcessCpu(long serverPid, String database) {
+            this.serverPid = serverPid;
+            this.database = database;
+        }
+
+        /** The server's ticks, and each database process's. */
+        record Snapshot(long server, Map<Long, Long> database) {
+        }
+
+        Snapshot ticks() throws IOException {
+            Map<Long, Long> db = new HashMap<>();
+            if (!database.equals("none")) {
+                try (var dirs = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/proc"), "[0-9]*")) {
+                    for (var dir : dirs) {
+                        String stat = stat(dir.resolve("stat"));
+                        if (stat != null && stat.contains("(" + database + ")")) {
+                            db.put(Long.parseLong(dir.getFileName().toString()), ticksOf(stat));
+                        }
+                    }
+                }
+            }
+            String server = stat(java.nio.file.Path.of("/proc", Long.toString(serverPid), "stat"));
+            if (server == null) {
+                throw new IOException("no process " + serverPid);
+            }
+            return new Snapshot(ticksOf(server), db);
+        }
+
+        /**
+         * {server, database} microseconds of CPU per request, printed. A database process that ended within the window
+         * (a pool closing a connection) takes its ticks with it: the database's figure can only be low by them.
+         */
+        double[] microsPerRequest(Snapshot start, Snapshot end, long requests) {
+            double server = (end.server() - start.server()) * 1e6 / TICKS_PER_SECOND / Math.max(1, requests);
+            long dbTicks = 0;
+            for (Map.Entry<Long, Long> e : end.database().entrySet()) {
+                dbTicks += e.getValue() - start.database().getOrDefault(e.getKey(), 0L);
+            }
+            double db = dbTicks * 1e6 / TICKS_PER_SECOND / Math.max(1, requests);
+            System.out.printf(Locale.ROOT, "  CPU per request: server %.0f us%s%n", server,
+                    database.equals("none") ? " (the database runs in it)" : String.format(Locale.ROOT, ", %s %.0f us", database, db));
+            return new double[] {server, db};
+        }
+
+        private static String stat(java.nio.file.Path path) {
+            try {
+                return java.nio.file.Files.readString(path);
+            } catch (IOException e) {
+                return null; // gone
+            }
+        }
+
+        /** utime + stime: fields 14 and 15, counted after the command's closing parenthesis. */
+        private static long ticksOf(String stat) {
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]);
+        }
+    }
+
     /** A run's merged numbers. */
     static final class Result {
         final String endpoint;
@@ -340,6 +445,11 @@ public final class HttpLoad {
         long keysWith201;
         long fresh201;
         double throughput;
+        double[] cpu; // {server, database} microseconds per request; null when not measured
+
+        void cpu(double[] microsPerRequest) {
+            cpu = microsPerRequest;
+        }
 
         Result(String endpoint, String workload) {
             this.endpoint = endpoint;
