@@ -5,10 +5,11 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The store's data source with the library's own bound on getting a connection ({@code idempotency.connection-timeout}):
@@ -21,6 +22,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * connection back. Interrupting a thread that waits in a pool is how each supported pool lets go of a waiter
  * (Agroal, IronJacamar, Liberty's and Payara's pools all end the wait on an interrupt); the interrupt is ours, so it is
  * cleared before the caller continues, and a connection obtained in the same instant is kept.
+ *
+ * <p>Almost every acquisition takes microseconds, so what a caller pays for the bound is what counts: it enters itself
+ * in a set and leaves it (no timer per call, no thread woken). A watchdog thread of its own looks at the set every
+ * tick (a twentieth of the bound, between 1 and 100 ms) and interrupts the callers past their deadline:
+ * a caller is let go between the bound and the bound plus a tick. With nobody waiting for
+ * {@value #LINGER_SECONDS} s the watchdog sleeps until the next caller wakes it.
  */
 public final class BoundedDataSource extends DelegatingDataSource implements AutoCloseable {
 
@@ -28,24 +35,52 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
     private static final int DONE = 1;
     private static final int INTERRUPTING = 2;
     private static final int INTERRUPTED = 3;
+    private static final long LINGER_SECONDS = 10;
 
     private final Duration bound;
-    private final ScheduledThreadPoolExecutor watchdog;
+    private final long boundNanos;
+    private final long tickNanos;
+    private final long lingerNanos;
+    private final Set<Waiter> waiting = ConcurrentHashMap.newKeySet();
+    private final Thread watchdog;
+    private volatile boolean asleep;
+    private volatile boolean closed;
+
+    /** A caller in the pool: its thread, its deadline, and where the race between its return and its interrupt stands. */
+    private static final class Waiter extends AtomicInteger {
+        final Thread caller = Thread.currentThread();
+        final long deadline;
+
+        Waiter(long deadline) {
+            super(WAITING);
+            this.deadline = deadline;
+        }
+    }
 
     /**
      * @param pool  the data source the store was given (a server's pool, or the application's)
      * @param bound how long a caller may wait for a connection
      */
     public BoundedDataSource(DataSource pool, Duration bound) {
+        this(pool, bound, Duration.ofSeconds(LINGER_SECONDS));
+    }
+
+    /** @param linger how long the watchdog goes on looking after the last caller left, before it sleeps */
+    BoundedDataSource(DataSource pool, Duration bound, Duration linger) {
         super(pool);
         this.bound = bound;
+        this.lingerNanos = linger.toNanos();
+        this.boundNanos = bound.toNanos();
+        this.tickNanos = tickOf(bound);
         // A thread of its own: a scheduler shared with other work could itself be waiting for a connection.
-        this.watchdog = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "idempotency-connection-watchdog");
-            t.setDaemon(true);
-            return t;
-        });
-        watchdog.setRemoveOnCancelPolicy(true);
+        this.watchdog = new Thread(this::watch, "idempotency-connection-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
+    }
+
+    /** How often the watchdog looks: a twentieth of the bound, at least 1 ms, at most 100 ms. */
+    static long tickOf(Duration bound) {
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(TimeUnit.MILLISECONDS.toNanos(100), bound.toNanos() / 20));
     }
 
     @Override
@@ -64,14 +99,11 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
     }
 
     private Connection bounded(Acquisition acquisition) throws SQLException {
-        Thread caller = Thread.currentThread();
-        AtomicInteger state = new AtomicInteger(WAITING);
-        ScheduledFuture<?> alarm = watchdog.schedule(() -> {
-            if (state.compareAndSet(WAITING, INTERRUPTING)) {
-                caller.interrupt();
-                state.set(INTERRUPTED);
-            }
-        }, bound.toNanos(), TimeUnit.NANOSECONDS);
+        Waiter waiter = new Waiter(System.nanoTime() + boundNanos);
+        waiting.add(waiter);
+        if (asleep) {
+            LockSupport.unpark(watchdog);
+        }
         Connection connection = null;
         Throwable failure = null;
         try {
@@ -79,14 +111,13 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
         } catch (SQLException | RuntimeException | Error e) {
             failure = e;
         }
-        boolean timedOut = !state.compareAndSet(WAITING, DONE);
+        boolean timedOut = !waiter.compareAndSet(WAITING, DONE);
+        waiting.remove(waiter);
         if (timedOut) {
-            while (state.get() != INTERRUPTED) {
+            while (waiter.get() != INTERRUPTED) {
                 Thread.onSpinWait();
             }
             Thread.interrupted(); // the watchdog's interrupt, not the caller's
-        } else {
-            alarm.cancel(false);
         }
         if (connection != null) {
             return connection;
@@ -104,8 +135,47 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
         throw (Error) failure;
     }
 
+    /** The watchdog: every tick, the callers past their deadline are interrupted; idle, it sleeps until woken. */
+    private void watch() {
+        long lastSeen = System.nanoTime();
+        while (!closed) {
+            long now = System.nanoTime();
+            if (!waiting.isEmpty()) {
+                lastSeen = now;
+                for (Waiter w : waiting) {
+                    if (now - w.deadline >= 0 && w.compareAndSet(WAITING, INTERRUPTING)) {
+                        w.caller.interrupt();
+                        w.set(INTERRUPTED);
+                    }
+                }
+            } else if (now - lastSeen > lingerNanos) {
+                // Asleep only once no caller can be missed: one that came in before the flag was set is in the set, one
+                // after it reads the flag and wakes this thread (an unpark before the park makes the park return).
+                asleep = true;
+                if (waiting.isEmpty() && !closed) {
+                    LockSupport.park(this);
+                }
+                asleep = false;
+                lastSeen = System.nanoTime();
+                continue;
+            }
+            LockSupport.parkNanos(this, tickNanos);
+        }
+    }
+
+    /** Callers in the pool now. */
+    int waitingCalls() {
+        return waiting.size();
+    }
+
+    /** Whether the watchdog sleeps until the next caller. */
+    boolean watchdogAsleep() {
+        return asleep;
+    }
+
     @Override
     public void close() {
-        watchdog.shutdownNow();
+        closed = true;
+        LockSupport.unpark(watchdog);
     }
 }
