@@ -101,7 +101,7 @@ public final class HttpLoad {
             }
             java.nio.file.Files.writeString(java.nio.file.Path.of(csv), rows);
             if (results.stream().allMatch(r -> r.cpu != null)) {
-                // Beside it, the CPU per request: endpoint, server us, database us (empty: in the server, or unknown).
+                // Beside it, the CPU per request: endpoint, server us, database us (empty when the database runs in the server).
                 StringBuilder cpuRows = new StringBuilder("endpoint,server_us,database_us\n");
                 for (Result r : results) {
                     cpuRows.append(r.endpoint).append(',').append(String.format(Locale.ROOT, "%.0f", r.cpu[0])).append(',')
@@ -180,7 +180,7 @@ public final class HttpLoad {
         }
         System.out.println(r.line(seconds));
         if (cpu != null) {
-            r.cpu(cpu.microsPerRequest(cpuAtStart, cpuAtEnd, r.all.getTotalCount()));
+            r.cpu = cpu.microsPerRequest(cpuAtStart, cpuAtEnd, r.all.getTotalCount());
         }
         r.check(before, after);
         return r;
@@ -446,10 +446,6 @@ public final class HttpLoad {
         long fresh201;
         double throughput;
         double[] cpu; // {server, database} microseconds per request; null when not measured
-
-        void cpu(double[] microsPerRequest) {
-            cpu = microsPerRequest;
-        }
 
         Result(String endpoint, String workload) {
             this.endpoint = endpoint;
