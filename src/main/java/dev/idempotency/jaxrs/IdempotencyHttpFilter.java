@@ -275,8 +275,11 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             return -1;
         }
         String digits = header.strip();
-        if (!digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            return -1; // malformed: the container answers it, or the read below is capped anyway
+        for (int i = 0; i < digits.length(); i++) {
+            char c = digits.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1; // malformed: the container answers it, or the read below is capped anyway
+            }
         }
         try {
             return Long.parseLong(digits);
@@ -472,6 +475,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     private static String headerString(Object value) {
         if (value instanceof String s) {
             return s;
+        }
+        if (value instanceof java.net.URI uri) {
+            return uri.toASCIIString(); // what the runtimes' URI header delegates write (a Location), without the lookup
         }
         try {
             RuntimeDelegate.HeaderDelegate delegate = RuntimeDelegate.getInstance().createHeaderDelegate(value.getClass());

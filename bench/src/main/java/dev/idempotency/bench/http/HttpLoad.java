@@ -35,6 +35,11 @@ import java.util.regex.Pattern;
  * previous answer arrived; after {@code --warmup} seconds the requests that start and end within the next
  * {@code --seconds} are measured. After each run the example's {@code /api/payments/stats} is read and the
  * charges that ran are checked against the keys that got a {@code 201}.
+ *
+ * <p>{@code --slices K} (with more than one endpoint): each endpoint is first warmed up {@code --warmup} seconds, unmeasured;
+ * then its {@code --seconds} are measured in {@code K} slices, the endpoints taking turns (A B C D, then B C D A, ...),
+ * each slice after {@code --slice-warmup} seconds. On a machine whose speed drifts by a fifth within minutes (a shared host), endpoints
+ * measured one after the other are measured on different machines; taking turns, every endpoint meets the same drift.
  */
 public final class HttpLoad {
 
@@ -46,6 +51,8 @@ public final class HttpLoad {
     final int threads;
     final int seconds;
     final int warmup;
+    final int slices;
+    final int sliceWarmup;
     final int burst;
     final long serverPid;       // 0: no CPU accounting
     final String databaseProcess; // the database's process name (postgres, mariadbd), or none (H2 runs in the server)
@@ -61,6 +68,11 @@ public final class HttpLoad {
         threads = Integer.parseInt(options.getOrDefault("threads", "8"));
         seconds = Integer.parseInt(options.getOrDefault("seconds", "20"));
         warmup = Integer.parseInt(options.getOrDefault("warmup", "10"));
+        slices = Integer.parseInt(options.getOrDefault("slices", "1"));
+        sliceWarmup = Integer.parseInt(options.getOrDefault("slice-warmup", "1"));
+        if (slices < 1 || seconds % slices != 0) {
+            usage("--seconds must be a multiple of --slices");
+        }
         burst = Integer.parseInt(options.getOrDefault("burst", "8"));
         serverPid = Long.parseLong(options.getOrDefault("server-pid", "0"));
         databaseProcess = options.getOrDefault("database-process", "none");
@@ -80,8 +92,10 @@ public final class HttpLoad {
             usage("unknown --workload or --endpoint");
         }
         HttpLoad load = new HttpLoad(options);
-        System.out.printf(Locale.ROOT, "# %s, workload %s, %d threads, warm-up %d s, measured %d s%s, as %s%n",
+        System.out.printf(Locale.ROOT, "# %s, workload %s, %d threads, warm-up %d s, measured %d s%s%s, as %s%n",
                 load.base, workload, load.threads, load.warmup, load.seconds,
+                load.slices == 1 ? "" : String.format(Locale.ROOT, " in %d turns of %d s each (%d s warm-up before each)",
+                        load.slices, load.seconds / load.slices, load.sliceWarmup),
                 workload.equals("burst") ? ", burst " + load.burst : "", load.user);
         List<Result> results = new ArrayList<>();
         List<String> endpoints = switch (endpoint) {
@@ -90,7 +104,24 @@ public final class HttpLoad {
             default -> List.of(endpoint);
         };
         for (String e : endpoints) {
-            results.add(load.run(e, workload));
+            results.add(new Result(e, workload));
+        }
+        if (load.slices > 1) {
+            // Taking turns, every endpoint first gets its warm-up, unmeasured: this client's JVM is new too, and its JIT
+            // would otherwise slow the first turn of each (measured 20 to 30 % below the next ones, 2026-11-26).
+            for (Result r : results) {
+                load.slice(new Result(r.endpoint, workload), load.warmup, 0);
+            }
+        }
+        // Turn t: the endpoints from the t-th on, then the ones before it (with one slice: each endpoint once, in order).
+        for (int t = 0; t < load.slices; t++) {
+            for (int i = 0; i < results.size(); i++) {
+                load.slice(results.get((t + i) % results.size()), load.slices > 1 ? load.sliceWarmup : load.warmup,
+                        load.seconds / load.slices);
+            }
+        }
+        for (Result r : results) {
+            load.report(r);
         }
         String csv = options.get("csv");
         if (csv != null) {
@@ -140,20 +171,24 @@ public final class HttpLoad {
         System.err.println(problem);
         System.err.println("usage: HttpLoad [--base http://localhost:8080] [--threads 8] [--seconds 20] [--warmup 10]"
                 + " [--workload unique|retries50|retries|burst] [--endpoint protected|optimistic|by-hand|unprotected|both|all] [--burst 8]"
+                + " [--slices 1 [--slice-warmup 1]]"
                 + " [--user alice:alice-pw|anonymous] [--csv results.csv]"
                 + " [--server-pid PID [--database-process postgres|mariadbd|none]]");
         System.exit(2);
     }
 
-    /** One run: warm-up, measurement, then the server's stats and the check. */
-    Result run(String endpoint, String workload) throws Exception {
-        URI uri = URI.create(base + (endpoint.equals("protected") ? "/api/payments" : "/api/payments/" + endpoint));
+    /**
+     * One slice of an endpoint's run: warm-up, measurement (none: a warm-up alone), the server's stats and CPU; added to
+     * its result.
+     */
+    void slice(Result r, int warmupSeconds, int measured) throws Exception {
+        URI uri = URI.create(base + (r.endpoint.equals("protected") ? "/api/payments" : "/api/payments/" + r.endpoint));
         long[] before = stats();
-        long measureStart = System.nanoTime() + TimeUnit.SECONDS.toNanos(warmup);
-        long measureEnd = measureStart + TimeUnit.SECONDS.toNanos(seconds);
+        long measureStart = System.nanoTime() + TimeUnit.SECONDS.toNanos(warmupSeconds);
+        long measureEnd = measureStart + TimeUnit.SECONDS.toNanos(measured);
         List<Worker> workers = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
-            Worker w = new Worker(uri, workload, measureStart, measureEnd);
+            Worker w = new Worker(uri, r.workload, measureStart, measureEnd);
             workers.add(w);
             Thread t = new Thread(w, "load-" + i);
             w.thread = t;
@@ -173,17 +208,30 @@ public final class HttpLoad {
             w.thread.join();
         }
         long[] after = stats();
-
-        Result r = new Result(endpoint, workload);
+        long count = r.all.getTotalCount();
         for (Worker w : workers) {
             r.add(w);
         }
-        System.out.println(r.line(seconds));
-        if (cpu != null) {
-            r.cpu = cpu.microsPerRequest(cpuAtStart, cpuAtEnd, r.all.getTotalCount());
+        if (measured == 0) {
+            return;
         }
-        r.check(before, after);
-        return r;
+        r.sliceThroughputs.add((r.all.getTotalCount() - count) / (double) measured);
+        r.seconds += measured;
+        r.charges += after[0] - before[0];
+        r.payments += after[1] - before[1];
+        r.stats = after;
+        if (cpu != null) {
+            r.addTicks(cpu.ticksBetween(cpuAtStart, cpuAtEnd));
+        }
+    }
+
+    /** An endpoint's line, its CPU per request, and the check of its charges. */
+    void report(Result r) {
+        System.out.println(r.line());
+        if (r.ticks != null) {
+            r.cpu = ProcessCpu.microsPerRequest(r.ticks, r.all.getTotalCount(), databaseProcess);
+        }
+        r.check();
     }
 
     /** Charges and payments from {@code GET /api/payments/stats}. */
@@ -402,16 +450,21 @@ public final class HttpLoad {
         }
 
         /**
-         * {server, database} microseconds of CPU per request, printed. A database process that ended within the window
-         * (a pool closing a connection) takes its ticks with it: the database's figure can only be low by them.
+         * {server, database} ticks between two snapshots. A database process that ended within the window (a pool
+         * closing a connection) takes its ticks with it: the database's figure can only be low by them.
          */
-        double[] microsPerRequest(Snapshot start, Snapshot end, long requests) {
-            double server = (end.server() - start.server()) * 1e6 / TICKS_PER_SECOND / Math.max(1, requests);
+        long[] ticksBetween(Snapshot start, Snapshot end) {
             long dbTicks = 0;
             for (Map.Entry<Long, Long> e : end.database().entrySet()) {
                 dbTicks += e.getValue() - start.database().getOrDefault(e.getKey(), 0L);
             }
-            double db = dbTicks * 1e6 / TICKS_PER_SECOND / Math.max(1, requests);
+            return new long[] {end.server() - start.server(), dbTicks};
+        }
+
+        /** {server, database} microseconds of CPU per request, printed. */
+        static double[] microsPerRequest(long[] ticks, long requests, String database) {
+            double server = ticks[0] * 1e6 / TICKS_PER_SECOND / Math.max(1, requests);
+            double db = ticks[1] * 1e6 / TICKS_PER_SECOND / Math.max(1, requests);
             System.out.printf(Locale.ROOT, "  CPU per request: server %.0f us%s%n", server,
                     database.equals("none") ? " (the database runs in it)" : String.format(Locale.ROOT, ", %s %.0f us", database, db));
             return new double[] {server, db};
@@ -445,6 +498,12 @@ public final class HttpLoad {
         long keysWith201;
         long fresh201;
         double throughput;
+        int seconds;                // measured, over its slices
+        final List<Double> sliceThroughputs = new ArrayList<>();
+        long charges;               // the server's, over the slices (their warm-ups included)
+        long payments;
+        long[] stats;               // the server's counts after the last slice
+        long[] ticks;               // {server, database} CPU ticks in the measured windows; null when not measured
         double[] cpu; // {server, database} microseconds per request; null when not measured
 
         Result(String endpoint, String workload) {
@@ -463,7 +522,11 @@ public final class HttpLoad {
             w.errors.stream().limit(3 - errors.size()).forEach(errors::add);
         }
 
-        String line(int seconds) {
+        void addTicks(long[] more) {
+            ticks = ticks == null ? more.clone() : new long[] {ticks[0] + more[0], ticks[1] + more[1]};
+        }
+
+        String line() {
             throughput = all.getTotalCount() / (double) seconds;
             StringBuilder s = new StringBuilder(String.format(Locale.ROOT,
                     "%-11s %-9s %8.1f req/s  p50 %7s  p99 %7s  p99.9 %7s ms  n=%d %s",
@@ -472,6 +535,10 @@ public final class HttpLoad {
                 s.append(String.format(Locale.ROOT, "  fresh p50/p99 %s/%s ms  replay p50/p99 %s/%s ms",
                         ms(fresh, 50), ms(fresh, 99), ms(replays, 50), ms(replays, 99)));
             }
+            if (sliceThroughputs.size() > 1) {
+                s.append("\n  turns (req/s):");
+                sliceThroughputs.forEach(t -> s.append(String.format(Locale.ROOT, " %.0f", t)));
+            }
             return s.toString();
         }
 
@@ -479,16 +546,14 @@ public final class HttpLoad {
          * The server's charges during the run (warm-up included) against what the client saw: protected,
          * one charge per key that got a 201, and no key answered fresh twice; unprotected, one per 201.
          */
-        void check(long[] before, long[] after) {
-            long charges = after[0] - before[0];
-            long payments = after[1] - before[1];
+        void check() {
             long created = total.getOrDefault("201", 0L) + total.getOrDefault("201-replay", 0L);
             boolean isProtected = !endpoint.equals("unprotected");
             long expected = isProtected ? keysWith201 : created;
             boolean ok = charges == expected && (!isProtected || fresh201 == keysWith201);
             System.out.printf(Locale.ROOT, "  stats: charges +%d (now %d), payments +%d (now %d); all requests %s;"
                     + " keys with a 201 %d, fresh 201s %d: %s%n",
-                    charges, after[0], payments, after[1], total, keysWith201, fresh201,
+                    charges, stats[0], payments, stats[1], total, keysWith201, fresh201,
                     ok ? "ok" : "MISMATCH: expected " + expected + " charges" + (isProtected
                             ? " (one per key with a 201) and as many fresh 201s as keys" : " (one per 201)"));
             for (String e : errors) {
