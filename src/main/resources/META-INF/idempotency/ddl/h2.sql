@@ -1,4 +1,4 @@
--- idempotency-jakarta: schema version 2, the record table and its version table, for H2 2.x. Times are epoch milliseconds.
+-- idempotency-jakarta: schema version 3, the record table and its version table, for H2 2.x. Times are epoch milliseconds.
 CREATE TABLE idempotency_record (
     id           VARCHAR(64)  NOT NULL,
     namespace    VARCHAR(200) NOT NULL,
@@ -29,3 +29,8 @@ CREATE TABLE idempotency_schema_version (
 );
 INSERT INTO idempotency_schema_version (version, description) VALUES (1, 'idempotency_record');
 INSERT INTO idempotency_schema_version (version, description) VALUES (2, 'idempotency_schema_version');
+
+-- Schema version 3 (META-INF/idempotency/migration/h2/V3__drop_scope_constraint.sql): the unique constraint on
+-- (namespace, principal, idem_key) created above goes (the primary key keeps one row per key).
+ALTER TABLE idempotency_record DROP CONSTRAINT uq_idempotency_scope;
+INSERT INTO idempotency_schema_version (version, description) VALUES (3, 'drop_scope_constraint');

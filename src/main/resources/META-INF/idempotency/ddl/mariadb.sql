@@ -1,4 +1,4 @@
--- idempotency-jakarta: schema version 2, the record table and its version table, for MariaDB 10.6+ and MySQL 8+ (InnoDB). Times are epoch
+-- idempotency-jakarta: schema version 3, the record table and its version table, for MariaDB 10.6+ and MySQL 8+ (InnoDB). Times are epoch
 -- milliseconds. The binary collation keeps keys case-sensitive.
 CREATE TABLE idempotency_record (
     id           VARCHAR(64)  NOT NULL,
@@ -30,3 +30,8 @@ CREATE TABLE idempotency_schema_version (
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 INSERT INTO idempotency_schema_version (version, description) VALUES (1, 'idempotency_record');
 INSERT INTO idempotency_schema_version (version, description) VALUES (2, 'idempotency_schema_version');
+
+-- Schema version 3 (META-INF/idempotency/migration/mariadb/V3__drop_scope_constraint.sql): the unique constraint on
+-- (namespace, principal, idem_key) created above goes (the primary key keeps one row per key).
+ALTER TABLE idempotency_record DROP INDEX uq_idempotency_scope;
+INSERT INTO idempotency_schema_version (version, description) VALUES (3, 'drop_scope_constraint');

@@ -27,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -201,6 +202,41 @@ abstract class OptimisticClaimContract {
         assertThat(count("select count(*) from idempotency_record")).isZero();
         assertThat(call("k-4", REJECT, () -> charge("k-4"))).isInstanceOf(AtomicOutcome.Ran.class);
         assertThat(rows("k-4")).isEqualTo(1);
+    }
+
+    /**
+     * The record's insert meets another transaction's uncommitted row of the key (a call on a node whose marker this one
+     * cannot see, its commit not yet done): it waits at most the claim lock timeout, then this call's work rolls back and
+     * its caller is told the key is in progress; once the other transaction ends without the key, the retry runs at once.
+     */
+    @Test
+    void anInsertThatMeetsAnUncommittedRowOfTheKeyGivesUpWithinTheBoundAndLeavesNothing() throws Exception {
+        ScopedKey key = new ScopedKey("payments", "anonymous", "held");
+        try (Connection other = DriverManager.getConnection(url(), database().user, database().password)) {
+            other.setAutoCommit(false);
+            long now = System.currentTimeMillis();
+            try (PreparedStatement ps = other.prepareStatement("INSERT INTO idempotency_record (id, namespace, principal,"
+                    + " idem_key, status, fingerprint, attempts, first_seen, last_seen, expires_at, lease_until, owner, version)"
+                    + " VALUES (?, 'payments', 'anonymous', 'held', 'IN_PROGRESS', 'fp-held', 1, ?, ?, ?, ?, 'elsewhere', 1)")) {
+                ps.setString(1, key.id());
+                ps.setLong(2, now);
+                ps.setLong(3, now);
+                ps.setLong(4, now + 3_600_000);
+                ps.setLong(5, now + 30_000);
+                ps.executeUpdate();
+            }
+            // Unbounded, the insert would wait for the other transaction, which ends only after this: the get times out.
+            Future<AtomicOutcome<String>> held = pool.submit(() -> call(nodes.get(1), "held", REJECT, () -> charge("held")));
+            assertThatThrownBy(() -> held.get(30, TimeUnit.SECONDS))
+                    .as("given up after the claim lock timeout (1 s), not after the other transaction")
+                    .isInstanceOf(java.util.concurrent.ExecutionException.class)
+                    .hasCauseInstanceOf(IdempotencyInProgressException.class);
+            assertThat(executions).as("the work ran: no marker here saw the other call").hasValue(1);
+            assertThat(rows("held")).as("its business row rolled back").isZero();
+            other.rollback();
+        }
+        assertThat(call(nodes.get(1), "held", REJECT, () -> charge("held"))).isInstanceOf(AtomicOutcome.Ran.class);
+        assertThat(rows("held")).isEqualTo(1);
     }
 
     @Test

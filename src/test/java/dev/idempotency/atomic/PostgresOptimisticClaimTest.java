@@ -9,9 +9,9 @@ class PostgresOptimisticClaimTest extends OptimisticClaimContract {
         return TestDatabase.POSTGRES;
     }
 
-    /** The record's insert-if-absent with its own lock timeout. */
+    /** The record's insert-if-absent ({@code ON CONFLICT DO NOTHING}), its wait bounded by a query timeout. */
     @Override
     String recordInsert() {
-        return "WITH s AS (SELECT current_setting('lock_timeout')";
+        return "INSERT INTO idempotency_record";
     }
 }

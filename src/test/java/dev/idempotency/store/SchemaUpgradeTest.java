@@ -169,6 +169,30 @@ class SchemaUpgradeTest {
         return rows;
     }
 
+    /**
+     * The columns of each unique index of the record table (lower case, in index order): since schema version 3 only the
+     * primary key's, {@code [id]}.
+     */
+    static List<List<String>> uniqueIndexes(TestDatabase db) throws Exception {
+        Map<String, List<String>> indexes = new java.util.TreeMap<>();
+        try (Connection c = db.connect()) {
+            for (String table : new String[] {"idempotency_record", "IDEMPOTENCY_RECORD"}) {
+                try (ResultSet rs = c.getMetaData().getIndexInfo(c.getCatalog(), null, table, true, false)) {
+                    while (rs.next()) {
+                        if (rs.getString("INDEX_NAME") != null && rs.getString("COLUMN_NAME") != null) {
+                            indexes.computeIfAbsent(rs.getString("INDEX_NAME"), k -> new ArrayList<>())
+                                    .add(rs.getString("COLUMN_NAME").toLowerCase(java.util.Locale.ROOT));
+                        }
+                    }
+                }
+                if (!indexes.isEmpty()) {
+                    break; // the table's name as this database keeps it
+                }
+            }
+        }
+        return new ArrayList<>(indexes.values());
+    }
+
     static int version(TestDatabase db) throws Exception {
         try (Connection c = db.connect()) {
             return JpaSchema.version(c);
@@ -200,9 +224,12 @@ class SchemaUpgradeTest {
         assertThat(before).hasSize(RECORDS);
         assertThat(version(db)).as("0.1's table names no version").isEqualTo(1);
 
+        assertThat(uniqueIndexes(db)).as("0.1's table: the primary key and the unique constraint on the scope").hasSize(2);
+
         try (WeldContainer c = deploy("create")) {
             assertThat(version(db)).isEqualTo(JpaSchema.VERSION);
             assertThat(rows(db)).as("every record, every column, as it was").isEqualTo(before);
+            assertThat(uniqueIndexes(db)).as("version 3: one unique index, the primary key").containsExactly(List.of("id"));
             var engine = c.select(IdempotencyRuntime.class).get().engine();
             for (int i = 0; i < RECORDS; i++) {
                 Decision d = engine.begin(new ScopedKey("payments", "alice", "key-" + i), "fp-" + i, null, POLICY);
@@ -230,24 +257,61 @@ class SchemaUpgradeTest {
         database = db;
         tableOf01WithRecords(db);
         List<Map<String, Object>> before = rows(db);
-        String script = "META-INF/idempotency/migration/" + scriptName(db) + "/V2__idempotency_schema_version.sql";
+        String v2 = "META-INF/idempotency/migration/" + scriptName(db) + "/V2__idempotency_schema_version.sql";
+        String v3 = "META-INF/idempotency/migration/" + scriptName(db) + "/V3__drop_scope_constraint.sql";
 
         assertThatThrownBy(() -> deploy("validate").close())
                 .hasStackTraceContaining("The table idempotency_record is at schema version 1 (release 0.1); this version of "
-                        + "idempotency-jakarta needs version 2 (idempotency.schema=validate). Run the migration script shipped in "
-                        + "the jar: " + script + ", or set idempotency.schema=create to let the library run it");
+                        + "idempotency-jakarta needs version 3 (idempotency.schema=validate). Run the migration script shipped in "
+                        + "the jar: " + v2 + ", then " + v3 + ", or set idempotency.schema=create to let the library run it");
         assertThat(version(db)).as("validate changes nothing").isEqualTo(1);
 
-        // What a Flyway (or Liquibase, or DBA) user does: run the jar's script as it is.
+        // What a Flyway (or Liquibase, or DBA) user does: run the jar's scripts as they are. Version 2's table is used as
+        // it is (with a warning naming the third script), and so is version 3's.
+        runScript(db, v2);
+        java.util.logging.Logger log = java.util.logging.Logger.getLogger(JpaSchema.class.getName());
+        List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                if (r.getLevel() == java.util.logging.Level.WARNING) {
+                    warnings.add(java.text.MessageFormat.format(r.getMessage(), r.getParameters()));
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        log.addHandler(handler);
+        try (WeldContainer ignored = deploy("validate")) {
+            assertThat(version(db)).isEqualTo(2);
+            assertThat(rows(db)).isEqualTo(before);
+            Decision d = ignored.select(IdempotencyRuntime.class).get().engine()
+                    .begin(new ScopedKey("payments", "alice", "key-0"), "fp-0", null, POLICY);
+            assertThat(d).as("a record of 0.1 answers on version 2's table").isInstanceOf(Decision.Replay.class);
+        } finally {
+            log.removeHandler(handler);
+        }
+        assertThat(warnings).anySatisfy(w -> assertThat(w).contains("is at schema version 2").contains(v3));
+        runScript(db, v3);
+        try (WeldContainer ignored = deploy("validate")) {
+            assertThat(version(db)).isEqualTo(3);
+            assertThat(rows(db)).isEqualTo(before);
+            assertThat(uniqueIndexes(db)).containsExactly(List.of("id"));
+        }
+    }
+
+    static void runScript(TestDatabase db, String script) throws Exception {
         try (Connection c = db.connect()) {
             run(c, script, JpaSchema.class.getClassLoader());
             if (!c.getAutoCommit()) {
                 c.commit();
             }
-        }
-        try (WeldContainer ignored = deploy("validate")) {
-            assertThat(version(db)).isEqualTo(2);
-            assertThat(rows(db)).isEqualTo(before);
         }
     }
 
@@ -269,6 +333,7 @@ class SchemaUpgradeTest {
         }
         try (WeldContainer ignored = deploy("create")) {
             assertThat(version(db)).isEqualTo(JpaSchema.VERSION);
+            assertThat(uniqueIndexes(db)).as("created at version 3: one unique index, the primary key").containsExactly(List.of("id"));
         }
     }
 

@@ -45,8 +45,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@code floorBusinessAndOneInsertOneTransaction}: the same two statements in raw JDBC, no JTA, one commit.</li>
  * <li>{@code floorLibrarysStatementsOneTransaction}: the optimistic claim's own statements, as it sends them, in raw
  *     JDBC, no JTA, one commit: the business insert and the library's insert of the finished record into
- *     {@code idempotency_record} (all its columns and its two indexes; on PostgreSQL in the statement that bounds its
- *     lock wait, on MariaDB with {@code SET STATEMENT innodb_lock_wait_timeout}). Where the floor above measures a
+ *     {@code idempotency_record} (all its columns and its indexes: the primary key and the expiry; on PostgreSQL with a
+ *     query timeout as its lock bound, on MariaDB with {@code SET STATEMENT innodb_lock_wait_timeout}). Where the floor above measures a
  *     three-column table, this one measures what the library's statement costs the database, so that the ratio to it
  *     is the library's own overhead (JTA, the pool's enlistment, the engine, the cache).</li>
  * <li>{@code floorLibrarysAtomicStatementsOneTransaction}, {@code floorLibrarysAtomicStatementsInAJtaTransaction}: the
@@ -204,10 +204,16 @@ public class AtomicClaimBenchmark {
     static final String RECORD_COLUMNS = "id, namespace, principal, idem_key, status, fingerprint, attempts, first_seen, last_seen,"
             + " expires_at, lease_until, owner, version, response, completed_at";
 
-    /** The optimistic claim's insert of a finished record, as the library sends it on this database (its dialect). */
-    String librarysRecordInsert() {
+    /**
+     * The library's insert of a record, as it sends it on this database (its dialect): the optimistic claim's of a finished
+     * record, or the atomic claim's of one in progress (on PostgreSQL the atomic one sets and restores its lock_timeout;
+     * the optimistic one is plain, bounded by a query timeout).
+     */
+    String librarysRecordInsert(boolean finished) {
         return switch (database) {
-            case postgresql -> "WITH s AS (SELECT current_setting('lock_timeout') AS old, set_config('lock_timeout', ?, true) AS lt),"
+            case postgresql -> finished ? "INSERT INTO idempotency_record (" + RECORD_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?,"
+                    + " ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+                    : "WITH s AS (SELECT current_setting('lock_timeout') AS old, set_config('lock_timeout', ?, true) AS lt),"
                     + " i AS (INSERT INTO idempotency_record (" + RECORD_COLUMNS + ") SELECT CAST(? AS VARCHAR), CAST(? AS VARCHAR),"
                     + " CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS VARCHAR), CAST(? AS INTEGER),"
                     + " CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS VARCHAR),"
@@ -229,10 +235,13 @@ public class AtomicClaimBenchmark {
 
     /** The library's insert of a record of the key: finished with its answer (optimistic), or in progress (atomic's claim). */
     int librarysRecordInsert(Connection c, String id, boolean finished) throws Exception {
-        try (PreparedStatement record = c.prepareStatement(librarysRecordInsert())) {
+        boolean setsLockTimeout = database == Database.postgresql && !finished;
+        try (PreparedStatement record = c.prepareStatement(librarysRecordInsert(finished))) {
             int i = 1;
-            if (database == Database.postgresql) {
+            if (setsLockTimeout) {
                 record.setString(i++, "1000ms");
+            } else if (database == Database.postgresql) {
+                record.setQueryTimeout(1);
             }
             long now = System.currentTimeMillis();
             record.setString(i++, new ScopedKey("bench", "anonymous", id).id());
@@ -259,7 +268,7 @@ public class AtomicClaimBenchmark {
                 record.setNull(i++, database == Database.postgresql ? java.sql.Types.BINARY : java.sql.Types.BLOB);
                 record.setNull(i, java.sql.Types.BIGINT);
             }
-            if (database == Database.postgresql) {
+            if (setsLockTimeout) {
                 try (java.sql.ResultSet rs = record.executeQuery()) {
                     rs.next();
                     return rs.getInt(1);

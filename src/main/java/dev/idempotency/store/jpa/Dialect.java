@@ -46,6 +46,15 @@ abstract class Dialect {
     }
 
     /**
+     * The optimistic claim's one insert of a finished record, as {@link #atomicInsert} (which it is, unless a database has
+     * a cheaper statement for it: the wait it bounds is rare and short here, for another call's row of the key shows up
+     * only as that call's transaction ends).
+     */
+    NativeStatement finishedInsert(String id, IdempotencyRecord r, Duration lockWait) {
+        return atomicInsert(id, r, lockWait);
+    }
+
+    /**
      * Whether, after the atomic insert met a committed row, a plain read finds it (H2 reads committed rows); else the row
      * is read with a lock, which sees its latest committed version whatever the transaction's snapshot.
      */

@@ -11,7 +11,6 @@ import jakarta.persistence.Enumerated;
 import jakarta.persistence.Id;
 import jakarta.persistence.Index;
 import jakarta.persistence.Table;
-import jakarta.persistence.UniqueConstraint;
 
 import java.time.Instant;
 
@@ -22,7 +21,6 @@ import java.time.Instant;
  */
 @Entity(name = "IdempotencyRecord")
 @Table(name = "idempotency_record",
-        uniqueConstraints = @UniqueConstraint(name = "uq_idempotency_scope", columnNames = {"namespace", "principal", "idem_key"}),
         indexes = @Index(name = "ix_idempotency_expires", columnList = "expires_at"))
 public class IdempotencyRecordEntity {
 

@@ -219,7 +219,7 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
         String id = request.scopedKey().id();
         IdempotencyRecord finished = ClaimRules.claimed(null, request, ClaimRules.Verdict.FRESH)
                 .finished(completion.status(), completion.response(), completion.now());
-        NativeStatement atomic = dialect.atomicInsert(id, finished, lockWait);
+        NativeStatement atomic = dialect.finishedInsert(id, finished, lockWait);
         Claim claim;
         try {
             if (atomic != null && transactions.execute(atomic) == 1) {

@@ -22,7 +22,8 @@ import java.util.logging.Logger;
  * ({@code META-INF/idempotency/ddl/<database>.sql}) and one migration script per version
  * ({@code META-INF/idempotency/migration/<database>/V<n>__<what>.sql}, laid out for Flyway or Liquibase, and not
  * under Flyway's default {@code db/migration}, so that an application's Flyway never picks them up unasked).
- * Version 1 is release 0.1's table, which names no version; version 2 adds {@value #VERSION_TABLE}.
+ * Version 1 is release 0.1's table, which names no version; version 2 adds {@value #VERSION_TABLE}; version 3 drops the
+ * unique constraint on (namespace, principal, idem_key), which the primary key (their SHA-256) already implies.
  */
 public final class JpaSchema {
 
@@ -30,9 +31,15 @@ public final class JpaSchema {
     /** The table that names the schema's version (none in version 1, release 0.1). */
     public static final String VERSION_TABLE = "idempotency_schema_version";
     /** The shipped migrations, one per schema version, in order; Flyway's naming. */
-    static final List<String> MIGRATIONS = List.of("V1__idempotency_record.sql", "V2__idempotency_schema_version.sql");
-    /** The schema version this library needs and creates. */
+    static final List<String> MIGRATIONS = List.of("V1__idempotency_record.sql", "V2__idempotency_schema_version.sql",
+            "V3__drop_scope_constraint.sql");
+    /** The schema version this library creates. */
     public static final int VERSION = MIGRATIONS.size();
+    /**
+     * The oldest schema version this library runs on as it is: version 2's table differs from version 3's only by a unique
+     * constraint the primary key implies, so {@code validate} deploys on it, with a warning naming the script.
+     */
+    public static final int OLDEST_USABLE = 2;
 
     private static final Logger LOG = Logger.getLogger(JpaSchema.class.getName());
 
@@ -117,7 +124,10 @@ public final class JpaSchema {
         CREATED,
         /** The table was at an older version and is migrated to {@link #VERSION}. */
         MIGRATED,
-        /** The table is at {@link #VERSION} (or a newer one, with a warning). */
+        /**
+         * The table is at {@link #VERSION}, or a newer one, or ({@code validate}) an older one from
+         * {@link #OLDEST_USABLE} on: used as it is, with a warning.
+         */
         CURRENT
     }
 
@@ -141,6 +151,13 @@ public final class JpaSchema {
                 return Prepared.CURRENT;
             }
             String db = databaseName(database);
+            if (!mode.equals("create") && found >= OLDEST_USABLE) {
+                LOG.log(Level.WARNING, "The table {0} is at schema version {1}; this version of idempotency-jakarta creates "
+                        + "version {2} and runs on {1} as it is (idempotency.schema={3}). The migration script shipped in the "
+                        + "jar drops a unique constraint the primary key already implies, which every first request''s insert "
+                        + "pays for: {4}", new Object[] {TABLE, found, VERSION, mode, migrationScripts(db, found + 1)});
+                return Prepared.CURRENT;
+            }
             if (!mode.equals("create")) {
                 throw new IdempotencyStoreException(found == 0
                         ? "The table " + TABLE + " does not exist (idempotency.schema=" + mode + "). Create it with "
