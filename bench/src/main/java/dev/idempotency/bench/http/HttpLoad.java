@@ -36,10 +36,11 @@ import java.util.regex.Pattern;
  * {@code --seconds} are measured. After each run the example's {@code /api/payments/stats} is read and the
  * charges that ran are checked against the keys that got a {@code 201}.
  *
- * <p>{@code --slices K} (with more than one endpoint): each endpoint is first warmed up {@code --warmup} seconds, unmeasured;
- * then its {@code --seconds} are measured in {@code K} slices, the endpoints taking turns (A B C D, then B C D A, ...),
- * each slice after {@code --slice-warmup} seconds. On a machine whose speed drifts by a fifth within minutes (a shared host), endpoints
- * measured one after the other are measured on different machines; taking turns, every endpoint meets the same drift.
+ * <p>{@code --slices K} (with more than one endpoint): each endpoint is first warmed up {@code --warmup} seconds,
+ * unmeasured; then its {@code --seconds} are measured in {@code K} slices, the endpoints taking turns (A B C D, then
+ * B C D A, ...), each slice after {@code --slice-warmup} seconds. On a machine whose speed drifts by a fifth within
+ * minutes (a shared host), endpoints measured one after the other are measured on different machines; taking turns,
+ * every endpoint meets the same drift.
  */
 public final class HttpLoad {
 
