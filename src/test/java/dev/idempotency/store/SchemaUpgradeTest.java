@@ -288,10 +288,10 @@ class SchemaUpgradeTest {
             }
         };
         log.addHandler(handler);
-        try (WeldContainer ignored = deploy("validate")) {
+        try (WeldContainer deployed = deploy("validate")) {
             assertThat(version(db)).isEqualTo(2);
             assertThat(rows(db)).isEqualTo(before);
-            Decision d = ignored.select(IdempotencyRuntime.class).get().engine()
+            Decision d = deployed.select(IdempotencyRuntime.class).get().engine()
                     .begin(new ScopedKey("payments", "alice", "key-0"), "fp-0", null, POLICY);
             assertThat(d).as("a record of 0.1 answers on version 2's table").isInstanceOf(Decision.Replay.class);
         } finally {
