@@ -4,6 +4,7 @@ import dev.idempotency.ForIdempotency;
 import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.cache.LocalRecordCache;
 import dev.idempotency.cache.HotRodClient;
 import dev.idempotency.cache.ManagedRecordCache;
 import dev.idempotency.cache.RemoteCaches;
@@ -41,7 +42,8 @@ public class CacheSelection {
 
     /**
      * The application's cache, cache manager or Hot Rod {@code RemoteCacheManager} (qualified {@code @ForIdempotency}),
-     * else one of our own; {@code null}: none.
+     * else one of our own (a {@link LocalRecordCache} for {@code local}, an Infinispan cluster's for {@code cluster});
+     * {@code null}: none.
      */
     ManagedRecordCache create(GlobalSettings s, Clock clock, LocalCompletionSignals signals) {
         Instance<Cache<String, byte[]>> own = beans.select(new TypeLiteral<Cache<String, byte[]>>() { }, ForIdempotency.Literal.INSTANCE);
@@ -65,12 +67,15 @@ public class CacheSelection {
             if (s.cacheMode().equals("none")) {
                 return null;
             }
-            boolean clustered = s.cacheMode().equals("cluster");
-            CacheKeys keys = keys(s, clustered);
-            manager = ownCacheManager = CacheManagers.start(clustered, s.clusterName(), s.nodeId(),
+            if (s.cacheMode().equals("local")) {
+                // This JVM's alone: a bounded map of its records, no cache manager (SPEC S4).
+                return recordCache = new LocalRecordCache(s.cacheMaxEntries(), clock, signals);
+            }
+            CacheKeys keys = keys(s, true);
+            manager = ownCacheManager = CacheManagers.start(true, s.clusterName(), s.nodeId(),
                     s.jgroupsStack().isEmpty() ? null : s.jgroupsStack(), s.bindAddress(), s.bindPort(), s.initialHosts(),
                     s.cacheMaxEntries(), keys, s.allowInsecureTransport(), owners(s));
-            if (clustered && keys.fromSecret()) {
+            if (keys.fromSecret()) {
                 LOG.log(Level.INFO, s.jgroupsStack().isEmpty()
                         ? "The clustered cache's JGroups stack is encrypted and authenticated (SYM_ENCRYPT, SERIALIZE, AUTH) with {0}; its entries carry a MAC"
                         : "The clustered cache runs the JGroups stack {1} as it is; its entries carry a MAC keyed by {0}",

@@ -20,7 +20,10 @@ import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** SPEC S4: the application's own cache manager (a CDI bean) wins over the library's; mode none has no cache. */
+/**
+ * SPEC S4: by default the library's own cache of the JVM (no cache manager); the application's own cache manager (a CDI
+ * bean) wins over it; mode none has no cache.
+ */
 class CacheSelectionTest {
 
     @ApplicationScoped
@@ -58,6 +61,19 @@ class CacheSelectionTest {
             assertThat(cache.cache().getCacheManager().getCacheManagerConfiguration().cacheManagerName()).isEqualTo("the-application's");
             assertThat(ApplicationCacheManager.created.getCacheNames()).contains(CacheManagers.CACHE);
             assertThat(cache.size()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void theDefaultIsACacheOfThisJvmsOwnWithNoCacheManager() {
+        try (WeldContainer c = IdempotencyWeld.weld(Map.of("idempotency.store", "memory", "idempotency.cache.max-entries", "500"),
+                Greeter.class).initialize()) {
+            assertThat(c.select(Greeter.class).get().greet("k", "ada")).isEqualTo("hello ada");
+            var cache = c.select(IdempotencyRuntime.class).get().recordCache();
+            assertThat(cache).isInstanceOf(dev.idempotency.cache.LocalRecordCache.class);
+            assertThat(cache.description()).isEqualTo("a local cache (this JVM's, up to 500 entries)");
+            assertThat(cache.size()).as("the finished call, cached").isEqualTo(1);
+            assertThat(c.select(Greeter.class).get().greet("k", "ada")).isEqualTo("hello ada");
         }
     }
 

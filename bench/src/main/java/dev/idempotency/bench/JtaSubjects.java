@@ -44,8 +44,10 @@ final class JtaSubjects implements AutoCloseable {
     final AgroalDataSource plainPool;
     final EntityManagerFactory emf;
     final IdempotencyEngine engine;
-    /** The same store behind a local cache (the library's default), as the optimistic claim is meant to run. */
+    /** The same store behind the local cache (the library's default), as the optimistic claim is meant to run. */
     final IdempotencyEngine cachedEngine;
+    /** The same store behind a local Infinispan cache (an application's own, given to the library; the default until 2026-11-26). */
+    final IdempotencyEngine infinispanCachedEngine;
     private final org.infinispan.manager.EmbeddedCacheManager cacheManager;
     final EntityManagerFactory camelEmf;
     final JpaMessageIdRepository camel;
@@ -67,14 +69,19 @@ final class JtaSubjects implements AutoCloseable {
         engine = new IdempotencyEngine(store, Clock.systemUTC(), "bench",
                 new JtaTransactionBridge(tsr, new TransactionManagerRequiresNew(tm)), new LocalCompletionSignals(),
                 detached, Duration.ofSeconds(30), RecordCache.NONE);
-        // The library as it runs by default: a local Infinispan cache in front of the same store.
-        cacheManager = dev.idempotency.cache.CacheManagers.start(false, "bench-jta", "bench", null, "127.0.0.1", 7800,
-                "127.0.0.1[7800]", 100_000);
+        // The library as it runs by default: its local cache in front of the same store.
         LocalCompletionSignals signals = new LocalCompletionSignals();
         cachedEngine = new IdempotencyEngine(store, Clock.systemUTC(), "bench-cached",
                 new JtaTransactionBridge(tsr, new TransactionManagerRequiresNew(tm)), signals, detached, Duration.ofSeconds(30),
-                new dev.idempotency.cache.InfinispanRecordCache(dev.idempotency.cache.CacheManagers.defineCache(cacheManager, 100_000),
-                        Clock.systemUTC(), signals));
+                new dev.idempotency.cache.LocalRecordCache(100_000, Clock.systemUTC(), signals));
+        // And with a local Infinispan cache instead.
+        cacheManager = dev.idempotency.cache.CacheManagers.start(false, "bench-jta", "bench", null, "127.0.0.1", 7800,
+                "127.0.0.1[7800]", 100_000);
+        LocalCompletionSignals infinispanSignals = new LocalCompletionSignals();
+        infinispanCachedEngine = new IdempotencyEngine(store, Clock.systemUTC(), "bench-infinispan",
+                new JtaTransactionBridge(tsr, new TransactionManagerRequiresNew(tm)), infinispanSignals, detached,
+                Duration.ofSeconds(30), new dev.idempotency.cache.InfinispanRecordCache(
+                        dev.idempotency.cache.CacheManagers.defineCache(cacheManager, 100_000), Clock.systemUTC(), infinispanSignals));
         camelEmf = CamelPeers.messageProcessedUnit(plainPool);
         camel = CamelPeers.jpa(camelEmf, "bench");
     }

@@ -2,6 +2,7 @@ package dev.idempotency.bench;
 
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.cache.LocalRecordCache;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.Fingerprint;
 import dev.idempotency.core.IdempotencyEngine;
@@ -34,7 +35,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Replay of a finished key through the engine with the cache in front (1 KiB request body fingerprinted,
- * 1 KiB stored response), beside its floor: SHA-256 of 1 KiB plus an Infinispan local get; and beside the peer,
+ * 1 KiB stored response): with the library's own local cache (its default), and with a local Infinispan cache (an
+ * application's own; the default until 2026-11-26). Beside its floors: SHA-256 of 1 KiB plus a get of a bounded, expiring
+ * Caffeine cache (what the local cache is), or of an Infinispan local cache; and beside the peer,
  * Camel's {@code camel-infinispan-embedded} repository answering a duplicate ({@code add} of a known key: a
  * {@code putIfAbsent} on a local cache of the same manager; it checks no fingerprint and returns no response).
  */
@@ -50,6 +53,8 @@ public class ReplayBenchmark {
     EmbeddedCacheManager manager;
     Cache<String, byte[]> raw;
     IdempotencyEngine engine;
+    IdempotencyEngine infinispanEngine;
+    com.github.benmanes.caffeine.cache.Cache<String, byte[]> caffeine;
     InfinispanEmbeddedIdempotentRepository camel;
     ScopedKey key = new ScopedKey("com.acme.Payments#create(PaymentRequest)", "alice", "order-1001");
     String rawKey = key.cacheId();
@@ -63,10 +68,15 @@ public class ReplayBenchmark {
         manager = CacheManagers.start(false, "bench", "bench", null, "127.0.0.1", 7800, "127.0.0.1[7800]", 100_000);
         raw = manager.getCache(CacheManagers.CACHE);
         raw.put(rawKey + "-floor", response);
+        caffeine = com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(100_000)
+                .expireAfterWrite(Duration.ofHours(24)).executor(Runnable::run).build();
+        caffeine.put(rawKey + "-floor", response);
         LocalCompletionSignals signals = new LocalCompletionSignals();
-        InfinispanRecordCache cache = new InfinispanRecordCache(raw, Clock.systemUTC(), signals);
         engine = new IdempotencyEngine(new InMemoryIdempotencyStore(), Clock.systemUTC(), "bench", TransactionBridge.NONE,
-                signals, Runnable::run, Duration.ofSeconds(5), cache);
+                signals, Runnable::run, Duration.ofSeconds(5), new LocalRecordCache(100_000, Clock.systemUTC(), signals));
+        LocalCompletionSignals infinispanSignals = new LocalCompletionSignals();
+        infinispanEngine = new IdempotencyEngine(new InMemoryIdempotencyStore(), Clock.systemUTC(), "bench", TransactionBridge.NONE,
+                infinispanSignals, Runnable::run, Duration.ofSeconds(5), new InfinispanRecordCache(raw, Clock.systemUTC(), infinispanSignals));
         manager.defineConfiguration("camel", new ConfigurationBuilder().build());
         camel = new InfinispanEmbeddedIdempotentRepository("camel");
         camel.setCacheContainer(manager);
@@ -78,6 +88,8 @@ public class ReplayBenchmark {
         givenFingerprint = fp;
         Ticket t = ((Decision.Proceed) engine.begin(key, fp, null, POLICY)).ticket();
         engine.complete(t, response);
+        Ticket i = ((Decision.Proceed) infinispanEngine.begin(key, fp, null, POLICY)).ticket();
+        infinispanEngine.complete(i, response);
     }
 
     @TearDown(Level.Trial)
@@ -95,6 +107,14 @@ public class ReplayBenchmark {
     public Object floorSha256AndLocalGet() {
         sha.reset();
         byte[] digest = sha.digest(body);
+        return caffeine.getIfPresent(rawKey + "-floor").length + digest[0];
+    }
+
+    /** The floor of {@link #replayThroughAnInfinispanLocalCache}: the same, with an Infinispan local get. */
+    @Benchmark
+    public Object floorSha256AndInfinispanLocalGet() {
+        sha.reset();
+        byte[] digest = sha.digest(body);
         return raw.get(rawKey + "-floor").length + digest[0];
     }
 
@@ -102,6 +122,12 @@ public class ReplayBenchmark {
     @Benchmark
     public Object replayThroughTheEngine() {
         return engine.begin(key, fingerprint(), null, POLICY);
+    }
+
+    /** The same, with a local Infinispan cache in front instead of the library's own. */
+    @Benchmark
+    public Object replayThroughAnInfinispanLocalCache() {
+        return infinispanEngine.begin(key, fingerprint(), null, POLICY);
     }
 
     String givenFingerprint;

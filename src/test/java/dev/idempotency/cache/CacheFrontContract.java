@@ -14,7 +14,6 @@ import dev.idempotency.testing.FakeClock;
 import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;
 
-import org.infinispan.manager.EmbeddedCacheManager;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -32,34 +31,37 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * SPEC S4 on one node: the JPA store on H2 with an Infinispan cache in front. Statements are counted with
- * Hibernate's statistics: a duplicate of a finished key runs none.
+ * SPEC S4 on one node: the JPA store on H2 with a cache of the node's own in front (each subclass's kind). Statements
+ * are counted with Hibernate's statistics: a duplicate of a finished key runs none.
  */
-class CacheFrontTest {
+abstract class CacheFrontContract {
 
     static final Policy POLICY = new Policy(Duration.ofHours(1), Duration.ofSeconds(30), false, Duration.ZERO);
 
     final FakeClock clock = new FakeClock();
     JtaEnvironment env;
-    EmbeddedCacheManager manager;
-    InfinispanRecordCache cache;
+    ManagedRecordCache cache;
     IdempotencyEngine engine;
+    final java.util.List<AutoCloseable> started = new java.util.ArrayList<>();
+
+    /** A cache of this node's own, in front of the store, closed after the test (by {@link #started}). */
+    abstract ManagedRecordCache newCache(String node, int port, FakeClock clock, LocalCompletionSignals signals);
 
     @BeforeEach
     void start() {
         TestDatabase.H2.reset();
         env = new JtaEnvironment(TestDatabase.H2, Map.of("hibernate.generate_statistics", "true"));
-        manager = CacheManagers.start(false, "test", "node-a", null, "127.0.0.1", 7800, "127.0.0.1[7800]", 1000);
         LocalCompletionSignals signals = new LocalCompletionSignals();
-        cache = new InfinispanRecordCache(CacheManagers.defineCache(manager, 1000), clock, signals);
+        cache = newCache("node-a", 7800, clock, signals);
         engine = new IdempotencyEngine(env.store, clock, "node-a", env.bridge(), signals, Executors.newSingleThreadExecutor(),
                 Duration.ofSeconds(10), cache);
     }
 
     @AfterEach
-    void stop() {
-        cache.close();
-        manager.stop();
+    void stop() throws Exception {
+        for (int i = started.size() - 1; i >= 0; i--) {
+            started.get(i).close();
+        }
         env.close();
     }
 
@@ -77,35 +79,29 @@ class CacheFrontTest {
      */
     @Test
     void aSightingInACacheOfTheNodesOwnIsTrustedForABoundedTimeThenTheStoreAnswersWithTheOtherNodes() {
-        EmbeddedCacheManager managerB = CacheManagers.start(false, "test", "node-b", null, "127.0.0.1", 7801, "127.0.0.1[7801]", 1000);
         LocalCompletionSignals signalsB = new LocalCompletionSignals();
-        InfinispanRecordCache cacheB = new InfinispanRecordCache(CacheManagers.defineCache(managerB, 1000), clock, signalsB);
-        try {
-            IdempotencyEngine b = new IdempotencyEngine(env.store, clock, "node-b", env.bridge(), signalsB,
-                    Executors.newSingleThreadExecutor(), Duration.ofSeconds(10), cacheB);
-            Duration bound = Duration.ofMillis(300);
-            engine.recordSightingsWith(null, Duration.ofSeconds(1), bound); // no schedule: each sighting written at once
-            b.recordSightingsWith(null, Duration.ofSeconds(1), bound);
-            ScopedKey id = new ScopedKey("idempotency-manager/seen", "anonymous", "seen-on-two");
-            Instant first = clock.instant();
-            assertThat(engine.sight(id, null, POLICY).seenBefore()).isFalse();
-            clock.advance(Duration.ofSeconds(2));
-            Instant onB = clock.instant();
-            assertThat(b.sight(id, null, POLICY).lastSeen()).contains(first);
-            clock.advance(Duration.ofSeconds(3));
-            assertThat(engine.cached(id)).as("A's own sighting, cached").isPresent();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (cache.cache().containsKey(id.cacheId())) { // Infinispan's expiry, in real time
-                assertThat(System.nanoTime()).as("A's cached sighting expires after %s", bound).isLessThan(deadline);
-                Thread.onSpinWait();
-            }
-            var sighting = engine.sight(id, null, POLICY);
-            assertThat(sighting.fromCache()).isFalse();
-            assertThat(sighting.lastSeen()).as("B's sighting, from the store").contains(onB);
-        } finally {
-            cacheB.close();
-            managerB.stop();
+        ManagedRecordCache cacheB = newCache("node-b", 7801, clock, signalsB);
+        IdempotencyEngine b = new IdempotencyEngine(env.store, clock, "node-b", env.bridge(), signalsB,
+                Executors.newSingleThreadExecutor(), Duration.ofSeconds(10), cacheB);
+        Duration bound = Duration.ofMillis(300);
+        engine.recordSightingsWith(null, Duration.ofSeconds(1), bound); // no schedule: each sighting written at once
+        b.recordSightingsWith(null, Duration.ofSeconds(1), bound);
+        ScopedKey id = new ScopedKey("idempotency-manager/seen", "anonymous", "seen-on-two");
+        Instant first = clock.instant();
+        assertThat(engine.sight(id, null, POLICY).seenBefore()).isFalse();
+        clock.advance(Duration.ofSeconds(2));
+        Instant onB = clock.instant();
+        assertThat(b.sight(id, null, POLICY).lastSeen()).contains(first);
+        clock.advance(Duration.ofSeconds(3));
+        assertThat(engine.cached(id)).as("A's own sighting, cached").isPresent();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (cache.holds(id.cacheId())) { // the cache's expiry, in real time
+            assertThat(System.nanoTime()).as("A's cached sighting expires after %s", bound).isLessThan(deadline);
+            Thread.onSpinWait();
         }
+        var sighting = engine.sight(id, null, POLICY);
+        assertThat(sighting.fromCache()).isFalse();
+        assertThat(sighting.lastSeen()).as("B's sighting, from the store").contains(onB);
     }
 
     @Test
@@ -133,7 +129,7 @@ class CacheFrontTest {
     void aMissAlwaysAsksTheStoreAndAFlushedCacheNeverMakesAKeyNew() {
         ScopedKey key = new ScopedKey("cache", "anonymous", "k3");
         engine.complete(claim(key, "fp"), bytes("receipt"));
-        cache.cache().clear();
+        cache.clear();
         long before = env.statements();
         assertThat(engine.begin(key, "fp", null, POLICY)).isInstanceOf(Decision.Replay.class);
         assertThat(env.statements()).as("the store answered").isGreaterThan(before);

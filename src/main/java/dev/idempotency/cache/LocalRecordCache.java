@@ -1,0 +1,174 @@
+package dev.idempotency.cache;
+
+import dev.idempotency.core.LocalCompletionSignals;
+import dev.idempotency.spi.IdempotencyRecord;
+import dev.idempotency.spi.ScopedKey;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Ticker;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The library's own cache of this JVM alone ({@code idempotency.cache.mode=local}, the default): finished records under
+ * {@link ScopedKey#cacheId()} in a bounded Caffeine cache (the one Infinispan itself keeps its bounded entries in), each
+ * until its record expires, the least used going first beyond {@code idempotency.cache.max-entries}.
+ *
+ * <p>Nothing outside this JVM reads or writes it, so it holds the records as they are: no encoding, no MAC, no copy,
+ * and none of a clustered cache's machinery (its interceptors, per-key locks, events) on a first request's write or a
+ * duplicate's read. A write wakes this node's waiters of its key, as an Infinispan cache's listener does.
+ *
+ * <p>As {@link InfinispanRecordCache} does, a released or deleted key leaves a <em>tombstone</em> for
+ * {@value InfinispanRecordCache#TOMBSTONE_LIFESPAN_SECONDS} s, which a record read from the store before the release
+ * ({@link #putLoaded}) does not replace: the cache never outlives its record. A completion ({@link #put}) replaces it.
+ */
+public final class LocalRecordCache implements ManagedRecordCache {
+
+    private static final long TOMBSTONE_NANOS = TimeUnit.SECONDS.toNanos(InfinispanRecordCache.TOMBSTONE_LIFESPAN_SECONDS);
+
+    /** An entry and how long it lives from its write. */
+    private sealed interface Entry permits Held, Tombstone {
+        long lifeNanos();
+    }
+
+    private record Held(IdempotencyRecord record, long lifeNanos) implements Entry {
+    }
+
+    private record Tombstone(long lifeNanos) implements Entry {
+    }
+
+    private final Cache<String, Entry> entries;
+    private final Clock clock;
+    private final LocalCompletionSignals signals;
+    private final long maxEntries;
+
+    /**
+     * @param maxEntries the most entries held; beyond it the least used go first
+     * @param clock      the clock records' expiries are read against
+     * @param signals    this node's waiters, woken by each write of their key
+     */
+    public LocalRecordCache(long maxEntries, Clock clock, LocalCompletionSignals signals) {
+        this(maxEntries, clock, signals, Ticker.systemTicker());
+    }
+
+    /** @param ticker the time entries live by (a test's, moved by hand) */
+    LocalRecordCache(long maxEntries, Clock clock, LocalCompletionSignals signals, Ticker ticker) {
+        this.clock = clock;
+        this.signals = signals;
+        this.maxEntries = maxEntries;
+        this.entries = Caffeine.newBuilder()
+                .maximumSize(maxEntries)
+                .ticker(ticker)
+                .expireAfter(new Expiry<String, Entry>() {
+                    @Override
+                    public long expireAfterCreate(String id, Entry entry, long now) {
+                        return entry.lifeNanos();
+                    }
+
+                    @Override
+                    public long expireAfterUpdate(String id, Entry entry, long now, long remaining) {
+                        return entry.lifeNanos();
+                    }
+
+                    @Override
+                    public long expireAfterRead(String id, Entry entry, long now, long remaining) {
+                        return remaining;
+                    }
+                })
+                // Its upkeep (evictions, expiries) on the threads that write, not in the JVM's common pool, which an
+                // application server's threads are not meant to hand work to.
+                .executor(Runnable::run)
+                .build();
+    }
+
+    @Override
+    public Optional<IdempotencyRecord> get(ScopedKey key) {
+        return entries.getIfPresent(key.cacheId()) instanceof Held held ? Optional.of(held.record()) : Optional.empty();
+    }
+
+    @Override
+    public void put(IdempotencyRecord finished) {
+        put(finished, null);
+    }
+
+    @Override
+    public void put(IdempotencyRecord finished, Duration atMost) {
+        long life = lifeNanos(finished);
+        if (atMost != null) {
+            life = Math.min(life, atMost.toNanos());
+        }
+        if (life <= 0) {
+            return;
+        }
+        String id = finished.scopedKey().cacheId();
+        entries.put(id, new Held(finished, life));
+        signals.signal(id);
+    }
+
+    @Override
+    public void putLoaded(IdempotencyRecord finished) {
+        long life = lifeNanos(finished);
+        if (life <= 0) {
+            return;
+        }
+        // Absent only: a tombstone (released or deleted since the read) or the record itself stays as it is.
+        String id = finished.scopedKey().cacheId();
+        if (entries.asMap().putIfAbsent(id, new Held(finished, life)) == null) {
+            signals.signal(id);
+        }
+    }
+
+    /** How long an entry for the record may live: until the record expires; zero or less: not to be held. */
+    private long lifeNanos(IdempotencyRecord record) {
+        return record.isFinished() ? TimeUnit.MILLISECONDS.toNanos(record.expiresAt().toEpochMilli() - clock.millis()) : 0;
+    }
+
+    /** Released or deleted: a tombstone, which also wakes this node's waiters, one of which claims next. */
+    @Override
+    public void evict(ScopedKey key) {
+        String id = key.cacheId();
+        entries.put(id, new Tombstone(TOMBSTONE_NANOS));
+        signals.signal(id);
+    }
+
+    @Override
+    public void clear() {
+        entries.invalidateAll();
+    }
+
+    @Override
+    public int size() {
+        entries.cleanUp(); // expired entries out first
+        return entries.asMap().size();
+    }
+
+    @Override
+    public boolean holds(String cacheId) {
+        return entries.asMap().containsKey(cacheId);
+    }
+
+    @Override
+    public boolean shared() {
+        return false;
+    }
+
+    @Override
+    public String description() {
+        return "a local cache (this JVM's, up to " + maxEntries + " entries)";
+    }
+
+    @Override
+    public int members() {
+        return 1;
+    }
+
+    @Override
+    public void close() {
+        entries.invalidateAll();
+    }
+}
