@@ -85,6 +85,8 @@ CHARTS = [
             ("floor: the same in JTA", "floor", "floorLibrarysStatementsInAJtaTransaction", None),
             ("optimistic", "library", "optimisticInTheLibrarysTransaction",
              ("floor: optimistic's 2 statements, raw", "floor: the same in JTA")),
+            ("optimistic, an Infinispan local cache in front", "library", "optimisticWithAnInfinispanLocalCacheInTheLibrarysTransaction",
+             ("floor: optimistic's 2 statements, raw", "floor: the same in JTA")),
             ("floor: atomic's 3 statements, raw", "floor", "floorLibrarysAtomicStatementsOneTransaction", None),
             ("floor: the same in JTA ", "floor", "floorLibrarysAtomicStatementsInAJtaTransaction", None),
             ("atomic", "library", "atomicInTheLibrarysTransaction",
@@ -101,6 +103,8 @@ CHARTS = [
         "bars": [
             ("floor: SHA-256 of 1 KiB + a local get", "floor", "floorSha256AndLocalGet", None),
             ("the library: fingerprint, cache hit, record", "library", "replayThroughTheEngine", "floor: SHA-256 of 1 KiB + a local get"),
+            ("floor: the same with an Infinispan get", "floor", "floorSha256AndInfinispanLocalGet", None),
+            ("the library, an Infinispan local cache", "library", "replayThroughAnInfinispanLocalCache", "floor: the same with an Infinispan get"),
             ("Camel: the same fingerprint + add", "peer", "camelInfinispanDuplicateWithFingerprint", None),
             ("Camel: add of a known key, nothing else", "peer", "camelInfinispanDuplicate", None),
         ],
