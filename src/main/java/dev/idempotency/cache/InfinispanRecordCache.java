@@ -302,8 +302,8 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
     }
 
     @Override
-    public boolean holds(String cacheId) {
-        return cache.containsKey(cacheId);
+    public boolean holds(ScopedKey key) {
+        return cache.containsKey(key.cacheId());
     }
 
     /** The embedded cache; {@code null} for a remote one. */

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The library's own cache of this JVM alone ({@code idempotency.cache.mode=local}, the default): finished records under
- * {@link ScopedKey#cacheId()} in a bounded Caffeine cache (the one Infinispan itself keeps its bounded entries in), each
+ * their {@link ScopedKey} (no key text built nor hashed for a duplicate's read) in a bounded Caffeine cache (the one Infinispan itself keeps its bounded entries in), each
  * until its record expires, the least used going first beyond {@code idempotency.cache.max-entries}.
  *
  * <p>Nothing outside this JVM reads or writes it, so it holds the records as they are: no encoding, no MAC, no copy,
@@ -42,7 +42,7 @@ public final class LocalRecordCache implements ManagedRecordCache {
     private record Tombstone(long lifeNanos) implements Entry {
     }
 
-    private final Cache<String, Entry> entries;
+    private final Cache<ScopedKey, Entry> entries;
     private final Clock clock;
     private final LocalCompletionSignals signals;
     private final long maxEntries;
@@ -64,19 +64,19 @@ public final class LocalRecordCache implements ManagedRecordCache {
         this.entries = Caffeine.newBuilder()
                 .maximumSize(maxEntries)
                 .ticker(ticker)
-                .expireAfter(new Expiry<String, Entry>() {
+                .expireAfter(new Expiry<ScopedKey, Entry>() {
                     @Override
-                    public long expireAfterCreate(String id, Entry entry, long now) {
+                    public long expireAfterCreate(ScopedKey key, Entry entry, long now) {
                         return entry.lifeNanos();
                     }
 
                     @Override
-                    public long expireAfterUpdate(String id, Entry entry, long now, long remaining) {
+                    public long expireAfterUpdate(ScopedKey key, Entry entry, long now, long remaining) {
                         return entry.lifeNanos();
                     }
 
                     @Override
-                    public long expireAfterRead(String id, Entry entry, long now, long remaining) {
+                    public long expireAfterRead(ScopedKey key, Entry entry, long now, long remaining) {
                         return remaining;
                     }
                 })
@@ -88,7 +88,7 @@ public final class LocalRecordCache implements ManagedRecordCache {
 
     @Override
     public Optional<IdempotencyRecord> get(ScopedKey key) {
-        return entries.getIfPresent(key.cacheId()) instanceof Held held ? Optional.of(held.record()) : Optional.empty();
+        return entries.getIfPresent(key) instanceof Held held ? Optional.of(held.record()) : Optional.empty();
     }
 
     @Override
@@ -105,9 +105,9 @@ public final class LocalRecordCache implements ManagedRecordCache {
         if (life <= 0) {
             return;
         }
-        String id = finished.scopedKey().cacheId();
-        entries.put(id, new Held(finished, life));
-        signals.signal(id);
+        ScopedKey key = finished.scopedKey();
+        entries.put(key, new Held(finished, life));
+        signals.signal(key.cacheId());
     }
 
     @Override
@@ -117,9 +117,9 @@ public final class LocalRecordCache implements ManagedRecordCache {
             return;
         }
         // Absent only: a tombstone (released or deleted since the read) or the record itself stays as it is.
-        String id = finished.scopedKey().cacheId();
-        if (entries.asMap().putIfAbsent(id, new Held(finished, life)) == null) {
-            signals.signal(id);
+        ScopedKey key = finished.scopedKey();
+        if (entries.asMap().putIfAbsent(key, new Held(finished, life)) == null) {
+            signals.signal(key.cacheId());
         }
     }
 
@@ -131,9 +131,8 @@ public final class LocalRecordCache implements ManagedRecordCache {
     /** Released or deleted: a tombstone, which also wakes this node's waiters, one of which claims next. */
     @Override
     public void evict(ScopedKey key) {
-        String id = key.cacheId();
-        entries.put(id, new Tombstone(TOMBSTONE_NANOS));
-        signals.signal(id);
+        entries.put(key, new Tombstone(TOMBSTONE_NANOS));
+        signals.signal(key.cacheId());
     }
 
     @Override
@@ -148,8 +147,8 @@ public final class LocalRecordCache implements ManagedRecordCache {
     }
 
     @Override
-    public boolean holds(String cacheId) {
-        return entries.asMap().containsKey(cacheId);
+    public boolean holds(ScopedKey key) {
+        return entries.asMap().containsKey(key);
     }
 
     @Override

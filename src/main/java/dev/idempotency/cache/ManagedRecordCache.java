@@ -36,8 +36,8 @@ public interface ManagedRecordCache extends RecordCache, AutoCloseable {
     /** Entries held (records and recent tombstones), for tests and operations; on a server: on every server. */
     int size();
 
-    /** Whether it holds an entry (a record or a tombstone) under this {@link dev.idempotency.spi.ScopedKey#cacheId()}, for tests and operations. */
-    boolean holds(String cacheId);
+    /** Whether it holds an entry (a record or a tombstone) for this key, for tests and operations. */
+    boolean holds(dev.idempotency.spi.ScopedKey key);
 
     /** Stops listening for its events; what started it stops it. */
     @Override

@@ -374,9 +374,9 @@ final class RemoteRecordCache implements ManagedRecordCache {
 
     /** False while the cache is bypassed. */
     @Override
-    public boolean holds(String cacheId) {
+    public boolean holds(ScopedKey key) {
         InfinispanRecordCache r = usable();
-        return r != null && r.holds(cacheId);
+        return r != null && r.holds(key);
     }
 
     /** How many times the cache was reached again after a failure, for tests and operations. */

@@ -111,13 +111,9 @@ public class IdempotencyRuntime {
         return extension.globalSettings();
     }
 
-    /**
-     * A door's key as the engine, the store and the cache are to see it: itself, or with
-     * {@code idempotency.store-keys=hashed} its {@link ScopedKey#hashed() digest}, so that no client key or principal
-     * is kept at rest. Every door builds its keys through this.
-     */
+    /** A door's key as the engine, the store and the cache are to see it: {@link GlobalSettings#atRest}. */
     public ScopedKey atRest(ScopedKey key) {
-        return settings().hashKeysAtRest() ? key.hashed() : key;
+        return settings().atRest(key);
     }
 
     /** The engine, for the doors to inject (each gets the one engine, started on first use). */

@@ -91,6 +91,15 @@ public record GlobalSettings(
     public static final Set<String> NEVER_REPLAYED = Set.of("set-cookie", "set-cookie2", "authorization",
             "proxy-authorization", "www-authenticate", "proxy-authenticate", "cookie", "idempotent-replayed");
 
+    /**
+     * A door's key as the engine, the store and the cache are to see it: itself, or with
+     * {@code idempotency.store-keys=hashed} its {@link dev.idempotency.spi.ScopedKey#hashed() digest}, so that no client
+     * key or principal is kept at rest. Every door builds its keys through this.
+     */
+    public dev.idempotency.spi.ScopedKey atRest(dev.idempotency.spi.ScopedKey key) {
+        return hashKeysAtRest ? key.hashed() : key;
+    }
+
     /** Reads and checks every global key; mistakes go to {@code errors} and the default is used instead. */
     public static GlobalSettings read(Config config, ConfigErrors errors) {
         Reader r = new Reader(config, errors);

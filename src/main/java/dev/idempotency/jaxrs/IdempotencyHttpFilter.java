@@ -7,6 +7,7 @@ import dev.idempotency.cdi.IdempotencyRuntime;
 import dev.idempotency.config.AnonymousPolicy;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.config.MethodSettings;
+import dev.idempotency.core.ClaimFlow;
 import dev.idempotency.core.Claimed;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.Fingerprint;
@@ -58,10 +59,26 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     private final MethodSettings method;
     private final IdempotencyRuntime runtime;
+    /** What this method's requests ask the runtime for, asked once: not through its CDI proxy on every request. */
+    private volatile Resolved resolved;
+
+    /** The global settings (read at deployment) and this method's claim flow (chosen when the engine started). */
+    private record Resolved(GlobalSettings global, ClaimFlow flow) {
+    }
 
     IdempotencyHttpFilter(MethodSettings method, IdempotencyRuntime runtime) {
         this.method = method;
         this.runtime = runtime;
+    }
+
+    /** Asked on the first request, when the engine has started: a filter is built before it is. */
+    private Resolved resolved() {
+        Resolved r = resolved;
+        if (r == null) {
+            r = new Resolved(runtime.settings(), runtime.flow(method));
+            resolved = r;
+        }
+        return r;
     }
 
     // ------------------------------------------------------------------------------------------ request
@@ -69,7 +86,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     @Override
     public void filter(ContainerRequestContext request) throws IOException {
         String header = method.http().header();
-        GlobalSettings global = runtime.settings();
+        GlobalSettings global = resolved().global();
         List<String> values = method.http().keyFromHeader() ? request.getHeaders().get(header) : null;
         String key = null;
         byte[] body = null;
@@ -144,10 +161,10 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             }
             jsonBody().addFields(fingerprint, json);
         }
-        ScopedKey scopedKey = runtime.atRest(new ScopedKey(method.namespace(), principal, key));
+        ScopedKey scopedKey = global.atRest(new ScopedKey(method.namespace(), principal, key));
         String fingerprintHex = fingerprint.hex();
         try {
-            Decision decision = runtime.flow(method).hold(scopedKey, fingerprintHex, null, method.policy());
+            Decision decision = resolved().flow().hold(scopedKey, fingerprintHex, null, method.policy());
             if (decision instanceof Decision.Replay replay) {
                 Response answer = replay(StoredHttpResponse.decode(replay.record().response()));
                 expiry(answer.getHeaders(), replay.record().expiresAt());
@@ -342,8 +359,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             request.removeProperty(CLAIMED);
             Response problem = settle(claimed, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
             if (problem != null) {
-                if (!runtime.settings().expiryHeader().isEmpty()) {
-                    response.getHeaders().remove(runtime.settings().expiryHeader()); // nothing was kept
+                String expiryHeader = resolved().global().expiryHeader();
+                if (!expiryHeader.isEmpty()) {
+                    response.getHeaders().remove(expiryHeader); // nothing was kept
                 }
                 response.setStatus(problem.getStatus());
                 response.getHeaders().putAll(problem.getHeaders());
@@ -421,7 +439,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
      * rollback rolls back, and its response goes out as it is.
      */
     private Response settle(Claimed claimed, StoredHttpResponse response) {
-        boolean undone = runtime.flow(method).workCommitsWithAnswer();
+        boolean undone = resolved().flow().workCommitsWithAnswer();
         try {
             claimed.complete(response.encode());
             return null;
@@ -449,14 +467,14 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
      * expiry, rounded down to the second), on a response that is kept and on its replays.
      */
     private void expiry(MultivaluedMap<String, Object> headers, java.time.Instant expiresAt) {
-        String name = runtime.settings().expiryHeader();
+        String name = resolved().global().expiryHeader();
         if (!name.isEmpty() && expiresAt != null) {
             headers.putSingle(name, HTTP_DATE.format(expiresAt));
         }
     }
 
     private List<Map.Entry<String, String>> replayable(MultivaluedMap<String, Object> headers) {
-        java.util.Set<String> allowed = runtime.settings().replayHeaders();
+        java.util.Set<String> allowed = resolved().global().replayHeaders();
         List<Map.Entry<String, String>> out = new ArrayList<>();
         for (Map.Entry<String, List<Object>> h : headers.entrySet()) {
             if (!allowed.contains(h.getKey().toLowerCase(Locale.ROOT))) {

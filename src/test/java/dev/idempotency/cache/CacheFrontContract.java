@@ -95,7 +95,7 @@ abstract class CacheFrontContract {
         clock.advance(Duration.ofSeconds(3));
         assertThat(engine.cached(id)).as("A's own sighting, cached").isPresent();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (cache.holds(id.cacheId())) { // the cache's expiry, in real time
+        while (cache.holds(id)) { // the cache's expiry, in real time
             assertThat(System.nanoTime()).as("A's cached sighting expires after %s", bound).isLessThan(deadline);
             Thread.onSpinWait();
         }

@@ -44,7 +44,7 @@ class LocalRecordCacheTest {
         assertThat(cache.get(r.scopedKey())).containsSame(r);
         pass(Duration.ofSeconds(2));
         assertThat(cache.get(r.scopedKey())).isEmpty();
-        assertThat(cache.holds(r.scopedKey().cacheId())).isFalse();
+        assertThat(cache.holds(r.scopedKey())).isFalse();
         assertThat(cache.size()).isZero();
     }
 
@@ -84,11 +84,11 @@ class LocalRecordCacheTest {
         cache.put(r);
         cache.evict(r.scopedKey());
         assertThat(cache.get(r.scopedKey())).isEmpty();
-        assertThat(cache.holds(r.scopedKey().cacheId())).as("the tombstone").isTrue();
+        assertThat(cache.holds(r.scopedKey())).as("the tombstone").isTrue();
         cache.putLoaded(r);
         assertThat(cache.get(r.scopedKey())).as("loaded before the release: kept out").isEmpty();
         pass(Duration.ofSeconds(InfinispanRecordCache.TOMBSTONE_LIFESPAN_SECONDS + 1));
-        assertThat(cache.holds(r.scopedKey().cacheId())).as("the tombstone is gone").isFalse();
+        assertThat(cache.holds(r.scopedKey())).as("the tombstone is gone").isFalse();
         cache.putLoaded(r);
         assertThat(cache.get(r.scopedKey())).containsSame(r);
 

@@ -152,7 +152,7 @@ public final class ClusterNode {
                 case "/views" -> String.join("\n", views);
                 case "/peek" -> cache.get(new ScopedKey("cluster", "anonymous", q.get("key")))
                         .map(r -> "present " + new String(r.response(), StandardCharsets.UTF_8))
-                        .orElse(cache.holds(new ScopedKey("cluster", "anonymous", q.get("key")).cacheId())
+                        .orElse(cache.holds(new ScopedKey("cluster", "anonymous", q.get("key")))
                                 ? "no-record" : "absent");
                 case "/rejected" -> String.valueOf(((InfinispanRecordCache) cache).rejectedEntries());
                 case "/load" -> load(q.get("kind"), Integer.parseInt(q.get("seconds")), Integer.parseInt(q.get("threads")),
