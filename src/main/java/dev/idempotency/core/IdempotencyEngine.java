@@ -276,7 +276,7 @@ public final class IdempotencyEngine {
             return java.util.Optional.of(cached);
         }
         Instant now = clock.instant();
-        java.util.Optional<IdempotencyRecord> found = calls.call(key, "Could not read the " + key,
+        java.util.Optional<IdempotencyRecord> found = calls.call(key, "Could not read the ",
                 () -> store.find(key).filter(r -> r.isFinished() && !r.isExpired(now)));
         found.ifPresent(cache::putLoaded);
         return found;

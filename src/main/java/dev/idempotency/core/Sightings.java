@@ -81,7 +81,7 @@ final class Sightings {
             engine.observer().replayed(id, Duration.ofNanos(System.nanoTime() - started), true);
             return new Sighting(true, Optional.of(cached.lastSeen()), true, noted(cached));
         }
-        Seen seen = engine.calls().call(id, "Could not record a sighting of the " + id, () -> {
+        Seen seen = engine.calls().call(id, "Could not record a sighting of the ", () -> {
             Claim claim = engine.store().claim(new ClaimRequest(id, FINGERPRINT, requestType, engine.nodeId(), now,
                     now.plus(policy.lease()), now.plus(policy.ttl())));
             if (claim instanceof Claim.Acquired acquired) {

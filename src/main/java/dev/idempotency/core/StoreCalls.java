@@ -42,7 +42,7 @@ final class StoreCalls {
 
     /** A claim, however the store takes it. */
     Claim claim(ClaimRequest request, Supplier<Claim> claim) {
-        return call(request.scopedKey(), "Could not claim the " + request.scopedKey(), claim);
+        return call(request.scopedKey(), "Could not claim the ", claim);
     }
 
     /**
@@ -54,7 +54,7 @@ final class StoreCalls {
     void finish(Ticket ticket, Completion completion, boolean joined) {
         long started = System.nanoTime();
         try {
-            run(ticket.scopedKey(), "Could not store the outcome of the " + ticket.scopedKey(), () -> store.complete(ticket, completion));
+            run(ticket.scopedKey(), "Could not store the outcome of the ", () -> store.complete(ticket, completion));
         } catch (IdempotencyLeaseLostException e) {
             if (joined) {
                 transactions.setRollbackOnly();
@@ -68,7 +68,8 @@ final class StoreCalls {
 
     /**
      * @param key     whose namespace a failure is counted for
-     * @param failure the message of the exception a failure becomes ("Could not claim the ..."): it names the key
+     * @param failure the start of the message a failure becomes ("Could not claim the "), which the key ends: built only
+     *                then, not on every call
      */
     <T> T call(ScopedKey key, String failure, Supplier<T> call) {
         try {
@@ -80,7 +81,7 @@ final class StoreCalls {
             throw e;
         } catch (RuntimeException e) {
             failed(key, e);
-            throw new IdempotencyStoreException(failure, e);
+            throw new IdempotencyStoreException(failure + key, e);
         }
     }
 
