@@ -16,8 +16,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The library's own cache of this JVM alone ({@code idempotency.cache.mode=local}, the default): finished records under
- * their {@link ScopedKey} (no key text built nor hashed for a duplicate's read) in a bounded Caffeine cache (the one Infinispan itself keeps its bounded entries in), each
- * until its record expires, the least used going first beyond {@code idempotency.cache.max-entries}.
+ * their {@link ScopedKey} itself (a duplicate's read builds and hashes no key text) in a bounded Caffeine cache (the one
+ * Infinispan itself keeps its bounded entries in), each until its record expires, the least used going first beyond
+ * {@code idempotency.cache.max-entries}.
  *
  * <p>Nothing outside this JVM reads or writes it, so it holds the records as they are: no encoding, no MAC, no copy,
  * and none of a clustered cache's machinery (its interceptors, per-key locks, events) on a first request's write or a
