@@ -78,7 +78,8 @@ final class OptimisticFlow implements ClaimFlow {
      * Runs the call in the caller's transaction, or in one begun around it, and writes its finished record there.
      *
      * <ul>
-     * <li>A finished record in the cache is replayed; the call does not run.</li>
+     * <li>A finished record in the cache, else in the store (read before the work runs), is replayed; the call does not
+     *     run.</li>
      * <li>Another call of the key runs (its marker, on this node or another): {@code REJECT} answers
      *     {@link IdempotencyInProgressException}; {@code WAIT} waits for its answer, holding no transaction or connection
      *     of its own, up to the wait timeout.</li>
@@ -97,20 +98,16 @@ final class OptimisticFlow implements ClaimFlow {
             throws Exception {
         boolean joined = transactions.isActive();
         return loop.run(key, fingerprint, policy, joined, AtomicOutcome.Replayed::new, (lockWait, started, mine) -> {
-            if (mine.again || !cache.exists()) {
-                // It waited for another call of the key, or met its row, or there is no cache to answer duplicates: the
-                // answer may be in the store.
-                IdempotencyRecord winner = finishedInStore(key);
-                if (winner != null) {
-                    return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, winner, fingerprint, started, false).record());
-                }
-            }
             Run run = new Run(key, fingerprint, requestType, policy, started);
             AtomicClaimLoop.Step<AtomicOutcome<R>> marked = mark(run);
             if (marked != null) {
                 return marked;
             }
             Callable<AtomicClaimLoop.Step<AtomicOutcome<R>>> attempt = () -> {
+                IdempotencyRecord kept = keptInStore(run);
+                if (kept != null) {
+                    return replayKept(run, kept); // the marker goes with the finally below
+                }
                 run.begin(mine);
                 return run.call(call, lockWait, joined);
             };
@@ -144,10 +141,6 @@ final class OptimisticFlow implements ClaimFlow {
         boolean joined = transactions.isActive();
         try {
             return loop.run(key, fingerprint, policy, joined, Decision.Replay::new, (lockWait, started, mine) -> {
-                IdempotencyRecord winner = mine.again || !cache.exists() ? finishedInStore(key) : null;
-                if (winner != null) {
-                    return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, winner, fingerprint, started, false).record());
-                }
                 Run run = new Run(key, fingerprint, requestType, policy, started);
                 AtomicClaimLoop.Step<Decision> marked = mark(run);
                 if (marked != null) {
@@ -160,6 +153,17 @@ final class OptimisticFlow implements ClaimFlow {
                     cache.unmark(key, run.holder);
                     throw e;
                 }
+                IdempotencyRecord kept;
+                try {
+                    kept = keptInStore(run);
+                } catch (RuntimeException | Error e) {
+                    abandon(run, held);
+                    throw e;
+                }
+                if (kept != null) {
+                    abandon(run, held);
+                    return replayKept(run, kept);
+                }
                 run.begin(mine);
                 return new AtomicClaimLoop.Step.Done<>(new Decision.Held(new Hold(run, held, lockWait)));
             });
@@ -167,6 +171,36 @@ final class OptimisticFlow implements ClaimFlow {
             throw e;
         } catch (Exception e) {
             throw new IdempotencyStoreException("Could not claim the " + key, e);
+        }
+    }
+
+    /**
+     * The key's finished record in the store, read before the work runs, in the work's transaction (on the connection
+     * its insert uses): {@code null} when there is none. The cache answered first and had none; but a cache's "absent"
+     * vouches for nothing (it was flushed, its entry evicted, its node restarted, or the key was finished on another
+     * node with a cache of its own), so the store, the judge, is asked: a retry of a finished key never runs the work
+     * again. Read under the marker, so that the duplicates it holds off do not read too.
+     *
+     * @throws IdempotencyStoreException the store could not be read; the call does not run
+     */
+    private IdempotencyRecord keptInStore(Run run) {
+        return calls.call(run.key, "Could not read the ", () -> finished(store.find(run.key).orElse(null)));
+    }
+
+    /** Replays the record the store kept (the call does not run), and caches it for the next duplicate here. */
+    private <T> AtomicClaimLoop.Step<T> replayKept(Run run, IdempotencyRecord kept) {
+        cache.putLoaded(kept);
+        return new AtomicClaimLoop.Step.Replayed<>(replies.replay(run.key, kept, run.fingerprint, run.started, false).record());
+    }
+
+    /** A held call that will not run: the transaction begun for it ends, the caller's is left as it is, the marker goes. */
+    private void abandon(Run run, HeldTransaction held) {
+        try {
+            if (held.commitsHere()) {
+                held.abort(null, null);
+            }
+        } finally {
+            cache.unmark(run.key, run.holder);
         }
     }
 
@@ -402,12 +436,16 @@ final class OptimisticFlow implements ClaimFlow {
     /** The key's finished record in the store, read after a lost race; {@code null} when none, or when it cannot be read. */
     private IdempotencyRecord finishedInStore(ScopedKey key) {
         try {
-            IdempotencyRecord r = store.find(key).orElse(null);
-            return r != null && r.isFinished() && !r.isExpired(clock.instant()) ? r : null;
+            return finished(store.find(key).orElse(null));
         } catch (RuntimeException e) {
             LOG.log(Level.FINE, "Could not read the " + key + " after a lost race", e);
             return null;
         }
+    }
+
+    /** The record when it is finished and unexpired; else {@code null}. */
+    private IdempotencyRecord finished(IdempotencyRecord r) {
+        return r != null && r.isFinished() && !r.isExpired(clock.instant()) ? r : null;
     }
 
     @SuppressWarnings("unchecked")

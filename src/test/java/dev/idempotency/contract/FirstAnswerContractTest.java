@@ -1,0 +1,168 @@
+package dev.idempotency.contract;
+
+import dev.idempotency.ClaimMode;
+import dev.idempotency.cache.CacheManagers;
+import dev.idempotency.cache.InfinispanRecordCache;
+import dev.idempotency.cache.LocalRecordCache;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.LocalCompletionSignals;
+import dev.idempotency.spi.RecordCache;
+import dev.idempotency.testing.FakeClock;
+import dev.idempotency.testing.JtaEnvironment;
+import dev.idempotency.testing.TestDatabase;
+
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.AfterTry;
+import net.jqwik.api.lifecycle.BeforeContainer;
+import net.jqwik.api.state.Action;
+import net.jqwik.api.state.ActionChain;
+import net.jqwik.api.state.Transformer;
+
+import org.infinispan.Cache;
+import org.infinispan.manager.EmbeddedCacheManager;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The first-answer contract over generated fault schedules, on H2: every claim mode, every door an application reaches
+ * the engine through (a method with no transaction of its own, a method inside the caller's transaction, the HTTP
+ * filter's hold-then-settle), every cache state (none, one per node, one shared by the nodes as a replicated cache is),
+ * two nodes over one database; random steps of first calls, retries of the same and of another request, concurrent
+ * duplicates on both nodes, caches flushed, nodes restarted, callers rolling back, transactions marked for rollback,
+ * failures kept and released, writers failing, the clock stepped past a lease and past the records' time to live.
+ * After every step {@link World#check} holds the invariants (see {@link World}); a failure is shrunk by jqwik to the
+ * shortest schedule that still breaks one, printed with its seed.
+ *
+ * <p>CI runs the tries of {@code jqwik.tries.default} ({@code src/test/resources/junit-platform.properties}); to run it
+ * longer, {@code mvn test -Dtest=FirstAnswerContractTest -Djqwik.tries.default=20000} (CONTRIBUTING.md, "The contract
+ * suite").
+ */
+class FirstAnswerContractTest {
+
+    static Stack stack;
+    static World current;
+
+    @BeforeContainer
+    static void start() {
+        stack = Stack.open();
+    }
+
+    @AfterContainer
+    static void stop() {
+        if (stack != null) {
+            stack.close();
+        }
+    }
+
+    @AfterTry
+    void closeWorld() {
+        if (current != null) {
+            current.close();
+            current = null;
+        }
+    }
+
+    @Property(shrinking = net.jqwik.api.ShrinkingMode.FULL)
+    void theFirstAnswerHolds(@ForAll("schedules") ActionChain<World> schedule) {
+        World world = schedule.withInvariant("first answer", World::check).run();
+        net.jqwik.api.statistics.Statistics.label("mode, door, cache").collect(world.mode, world.door, world.cacheKind);
+        net.jqwik.api.statistics.Statistics.label("steps").collect(world.steps.size() < 8 ? "under 8" : world.steps.size() < 16 ? "8 to 15" : "16 to 24");
+    }
+
+    /** The set-up (mode, door, cache) is drawn first; the steps then run against it. */
+    @Provide
+    Arbitrary<ActionChain<World>> schedules() {
+        return Combinators.combine(Arbitraries.of(ClaimMode.ATOMIC, ClaimMode.OPTIMISTIC, ClaimMode.LEASED),
+                        Arbitraries.of(Door.values()), Arbitraries.of(CacheKind.values()))
+                .flatAs((mode, door, cache) -> ActionChain.<World>startWith(() -> newWorld(mode, door, cache))
+                        .withAction(6, new CallStep())
+                        .withAction(2, new RaceStep())
+                        .withAction(1, Action.just("flush a cache", Transformer.mutate("flush the cache of node 0", w -> w.flush(0))))
+                        .withAction(1, Action.just("flush the other cache", Transformer.mutate("flush the cache of node 1", w -> w.flush(1))))
+                        .withAction(1, Action.just("restart a node", Transformer.mutate("restart node 0", w -> w.restart(0))))
+                        .withAction(1, Action.just("step past the lease", Transformer.mutate("clock +45 s", w -> w.step(Duration.ofSeconds(45)))))
+                        .withAction(1, Action.just("step past the ttl", Transformer.mutate("clock +2 h (past the ttl)", w -> w.step(Duration.ofHours(2)))))
+                        .withMaxTransformations(24));
+    }
+
+    static World newWorld(ClaimMode mode, Door door, CacheKind cache) {
+        if (current != null) {
+            current.close();
+        }
+        current = stack.world(mode, door, cache);
+        return current;
+    }
+
+    /** One call, on a random node, of one of three keys, by one of two requests, ending as drawn. */
+    static final class CallStep implements Action.Dependent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer(World world) {
+            return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 2),
+                            Arbitraries.frequency(net.jqwik.api.Tuple.of(5, "A"), net.jqwik.api.Tuple.of(1, "B")), Arbitraries.of(world.outcomes()))
+                    .as((node, key, request, outcome) -> Transformer.mutate(
+                            "node " + node + " calls k" + key + " as request " + request + ", " + outcome,
+                            w -> w.call(node, key, request, outcome)));
+        }
+    }
+
+    /** Two or three concurrent duplicates of one key and request, on both nodes, each ending well. */
+    static final class RaceStep implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            return Combinators.combine(Arbitraries.integers().between(0, 2), Arbitraries.integers().between(2, 3))
+                    .as((key, n) -> Transformer.mutate(n + " duplicates of k" + key + " at once", w -> w.race(key, n)));
+        }
+    }
+
+    /** How the application reaches the engine. */
+    enum Door {
+        /** An {@code @Idempotent} method (or the functional API, the manager) with no transaction of the caller's. */
+        METHOD,
+        /** The same, inside the caller's transaction ({@code @Transactional} around it), committed or rolled back after. */
+        METHOD_IN_CALLERS_TRANSACTION,
+        /** The HTTP filter: the key held, the resource run, its response written, then the claim settled. */
+        HTTP
+    }
+
+    enum CacheKind {
+        /** No cache: the store answers every duplicate. */
+        NONE,
+        /** The default: a cache of each node's own (its "absent" says nothing of the other node, or of a restart). */
+        PER_NODE,
+        /** One cache both nodes see, with markers (what a replicated or remote cache is to the engine). */
+        SHARED
+    }
+
+    /** How one call of the work ends. */
+    enum Outcome {
+        /** Writes its row, answers. */
+        OK,
+        /** Writes its row, throws an exception the method keeps as its answer ({@code keepOn}). */
+        THROWS_KEPT,
+        /** Writes its row, throws an exception that frees the key. */
+        THROWS_RELEASED,
+        /** Writes its row, marks its transaction for rollback, answers. */
+        ROLLBACK_ONLY,
+        /** Writes its row and answers; then the caller's transaction rolls back. */
+        CALLER_ROLLS_BACK,
+        /** HTTP: writes its row and answers; then the response's writer throws. */
+        WRITER_FAILS
+    }
+}

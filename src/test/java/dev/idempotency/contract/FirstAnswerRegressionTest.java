@@ -1,0 +1,88 @@
+package dev.idempotency.contract;
+
+import dev.idempotency.ClaimMode;
+import dev.idempotency.contract.FirstAnswerContractTest.CacheKind;
+import dev.idempotency.contract.FirstAnswerContractTest.Door;
+import dev.idempotency.contract.FirstAnswerContractTest.Outcome;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.function.Consumer;
+
+/**
+ * Schedules the generated suite ({@link FirstAnswerContractTest}) once shrank to, kept as named tests: each failed
+ * before the fix it names, and every step is followed by the contract's invariants ({@link World#check}).
+ */
+class FirstAnswerRegressionTest {
+
+    static Stack stack;
+    World world;
+
+    @BeforeAll
+    static void start() {
+        stack = Stack.open();
+    }
+
+    @AfterAll
+    static void stop() {
+        stack.close();
+    }
+
+    @AfterEach
+    void close() {
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    private void run(ClaimMode mode, Door door, CacheKind cache, Consumer<World> steps) {
+        world = stack.world(mode, door, cache);
+        world.afterEveryStep(World::check);
+        steps.accept(world);
+    }
+
+    /**
+     * An optimistic key answered, then its cache emptied: the retry was run again (its work rolled back on the record's
+     * unique key) and answered "in progress" in the caller's transaction and over HTTP, until the key expired. Now the
+     * store is read before the work runs, and the retry is replayed.
+     */
+    @ParameterizedTest
+    @EnumSource(Door.class)
+    void anOptimisticRetryAfterTheCacheWasFlushedIsReplayedNotRunAgain(Door door) {
+        run(ClaimMode.OPTIMISTIC, door, CacheKind.PER_NODE, w -> {
+            w.call(0, 0, "A", Outcome.OK);
+            w.flush(0);
+            w.call(0, 0, "A", Outcome.OK);
+        });
+    }
+
+    /** The same after the node restarted (a new engine, an empty cache, over the same database). */
+    @ParameterizedTest
+    @EnumSource(Door.class)
+    void anOptimisticRetryAfterARestartIsReplayedNotRunAgain(Door door) {
+        run(ClaimMode.OPTIMISTIC, door, CacheKind.PER_NODE, w -> {
+            w.call(0, 0, "A", Outcome.OK);
+            w.restart(0);
+            w.call(0, 0, "A", Outcome.OK);
+        });
+    }
+
+    /** The same on another node of the default cache (each node's own), and for a kept failure, and for duplicates at once. */
+    @ParameterizedTest
+    @EnumSource(Door.class)
+    void anOptimisticRetryOnAnotherNodeIsReplayedNotRunAgain(Door door) {
+        run(ClaimMode.OPTIMISTIC, door, CacheKind.PER_NODE, w -> {
+            w.call(0, 0, "A", Outcome.OK);
+            w.call(1, 0, "A", Outcome.OK);
+            w.call(1, 0, "B", Outcome.OK);
+            w.call(0, 1, "A", Outcome.THROWS_KEPT);
+            w.call(1, 1, "A", Outcome.OK);
+            w.restart(0);
+            w.race(0, 3);
+        });
+    }
+}

@@ -1,0 +1,524 @@
+package dev.idempotency.contract;
+
+import dev.idempotency.ClaimMode;
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.cache.LocalRecordCache;
+import dev.idempotency.contract.FirstAnswerContractTest.CacheKind;
+import dev.idempotency.contract.FirstAnswerContractTest.Door;
+import dev.idempotency.contract.FirstAnswerContractTest.Outcome;
+import dev.idempotency.core.AtomicCall;
+import dev.idempotency.core.AtomicOutcome;
+import dev.idempotency.core.Claimed;
+import dev.idempotency.core.Decision;
+import dev.idempotency.core.IdempotencyEngine;
+import dev.idempotency.core.LocalCompletionSignals;
+import dev.idempotency.core.Policy;
+import dev.idempotency.spi.IdempotencyRecord;
+import dev.idempotency.spi.RecordCache;
+import dev.idempotency.spi.RecordStatus;
+import dev.idempotency.spi.ScopedKey;
+import dev.idempotency.testing.FakeClock;
+import dev.idempotency.testing.JtaEnvironment;
+
+import jakarta.transaction.RollbackException;
+import jakarta.transaction.Status;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+
+/**
+ * Two nodes (engines) over one database, one claim mode, one door, one cache state, and what the schedule has seen so far.
+ *
+ * <p>The invariants, after every step, for every key of this schedule:
+ * <ol type="a">
+ * <li>at most one execution of the key commits its work (one {@code OK} row) per lifetime of its record;</li>
+ * <li>every success answered for the key, run or replayed, is the one the store keeps;</li>
+ * <li>a success the store keeps is one whose work committed (its row is there);</li>
+ * <li>once the key's answer is kept, a retry of the same request is answered with it, without running the work (never
+ *     "in progress", never a second run), and another request with the key is refused as reused;</li>
+ * <li>nothing is left open: no transaction on the caller's thread, no connection out of the pool, no lease heartbeat.</li>
+ * </ol>
+ */
+final class World implements AutoCloseable {
+
+    static final Policy POLICY = new Policy(Duration.ofHours(1), Duration.ofSeconds(30), false, Duration.ZERO, Duration.ofSeconds(1));
+
+    final JtaEnvironment env;
+    final String prefix;
+    final ClaimMode mode;
+    final Door door;
+    final CacheKind cacheKind;
+    final FakeClock clock = new FakeClock(Instant.now());
+    private final BiFunction<java.time.Clock, LocalCompletionSignals, RecordCache> sharedCache;
+    private final IdempotencyEngine[] nodes = new IdempotencyEngine[2];
+    private final ExecutorService afterCompletion = Executors.newCachedThreadPool(daemon("after-completion"));
+    private final ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("heartbeats"));
+    private final ExecutorService racers = Executors.newCachedThreadPool(daemon("racer"));
+    private final AtomicInteger executions = new AtomicInteger();
+    /** Executions of each key so far (any outcome, committed or not). */
+    private final Map<String, AtomicInteger> runs = new HashMap<>();
+    /** The successes answered for each key in its record's present lifetime. */
+    private final Map<String, Set<String>> answered = new HashMap<>();
+    /** Bumped when the clock passes the records' time to live: the keys are new again. */
+    private int epoch;
+    final List<String> steps = new ArrayList<>();
+    /** Run after every step, when a schedule is written by hand (jqwik runs the invariants of a generated one). */
+    private java.util.function.Consumer<World> afterEveryStep = w -> {
+    };
+
+    World(JtaEnvironment env, String prefix, ClaimMode mode, Door door, CacheKind cacheKind,
+          BiFunction<java.time.Clock, LocalCompletionSignals, RecordCache> sharedCache) {
+        this.env = env;
+        this.prefix = prefix;
+        this.mode = mode;
+        this.door = door;
+        this.cacheKind = cacheKind;
+        this.sharedCache = sharedCache;
+        nodes[0] = node(0);
+        nodes[1] = node(1);
+    }
+
+    private IdempotencyEngine node(int i) {
+        LocalCompletionSignals signals = new LocalCompletionSignals();
+        RecordCache cache = switch (cacheKind) {
+            case NONE -> RecordCache.NONE;
+            case PER_NODE -> new LocalRecordCache(10_000, clock, signals);
+            case SHARED -> sharedCache.apply(clock, signals); // its writes wake this node's waiters, on either node
+        };
+        // As in a server: transactions joined, begun around a call, and begun on the request's thread (the HTTP door).
+        dev.idempotency.jta.JtaTransactionBridge bridge = new dev.idempotency.jta.JtaTransactionBridge(env.tsr,
+                new dev.idempotency.jta.TransactionManagerRequiresNew(env.tm), com.arjuna.ats.jta.UserTransaction.userTransaction());
+        IdempotencyEngine engine = new IdempotencyEngine(env.store, clock, prefix + "-node-" + i, bridge, signals,
+                afterCompletion, Duration.ofSeconds(10), cache);
+        engine.renewLeasesWith(heartbeats, Duration.ofMinutes(1));
+        return engine;
+    }
+
+    /** The outcomes a call can have through this door in this mode. */
+    List<Outcome> outcomes() {
+        EnumSet<Outcome> o = EnumSet.of(Outcome.OK, Outcome.THROWS_KEPT, Outcome.THROWS_RELEASED);
+        boolean transaction = mode != ClaimMode.LEASED || door == Door.METHOD_IN_CALLERS_TRANSACTION;
+        if (transaction) {
+            o.add(Outcome.ROLLBACK_ONLY);
+        }
+        if (door == Door.METHOD_IN_CALLERS_TRANSACTION) {
+            o.add(Outcome.CALLER_ROLLS_BACK);
+        }
+        if (door == Door.HTTP && mode != ClaimMode.LEASED) {
+            o.add(Outcome.WRITER_FAILS);
+        }
+        return new ArrayList<>(o);
+    }
+
+    // ------------------------------------------------------------------------------------------------ steps
+
+    void afterEveryStep(java.util.function.Consumer<World> check) {
+        this.afterEveryStep = check;
+    }
+
+    void flush(int node) {
+        steps.add("flush " + node);
+        nodes[node].flushCache();
+        afterEveryStep.accept(this);
+    }
+
+    void restart(int node) {
+        steps.add("restart " + node);
+        nodes[node] = node(node);
+        afterEveryStep.accept(this);
+    }
+
+    void step(Duration d) {
+        steps.add("clock +" + d);
+        clock.advance(d);
+        if (d.compareTo(POLICY.ttl()) >= 0) {
+            epoch++;
+            answered.clear();
+        }
+        afterEveryStep.accept(this);
+    }
+
+    /** One call on its own: a retry of a kept key must be answered with the kept answer, the work not run again. */
+    void call(int node, int key, String request, Outcome outcome) {
+        steps.add("call node " + node + " k" + key + " " + request + " " + outcome);
+        ScopedKey k = key(key);
+        IdempotencyRecord before = kept(k);
+        int runsBefore = runs(k).get();
+        Answer a = invoke(nodes[node], k, request, outcome);
+        note(k, a);
+        if (before != null) {
+            String was = text(before);
+            if (before.fingerprint().equals(fingerprint(request))) {
+                require(a.replayed && was.equals(a.text), "a retry of the kept " + k.key() + " is answered with its answer ("
+                        + was + "), got " + a);
+            } else {
+                require(a.reused, "another request with the kept " + k.key() + " is refused as reused, got " + a);
+            }
+            require(runs(k).get() == runsBefore, "a retry of the kept " + k.key() + " never runs the work again");
+        } else {
+            require(!a.inProgress, "nothing holds " + k.key() + ", yet the call was answered in progress: " + a);
+            require(!a.replayed, "nothing was kept for " + k.key() + ", yet a replay: " + a);
+        }
+        afterEveryStep.accept(this);
+    }
+
+    /** Duplicates at once, on both nodes: at most one runs to commit; every success answered is the kept one. */
+    void race(int key, int n) {
+        steps.add("race k" + key + " x" + n);
+        ScopedKey k = key(key);
+        IdempotencyRecord before = kept(k);
+        int runsBefore = runs(k).get();
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Answer>> futures = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            IdempotencyEngine engine = nodes[i % 2];
+            futures.add(racers.submit(() -> {
+                go.await();
+                return invoke(engine, k, "A", Outcome.OK);
+            }));
+        }
+        go.countDown();
+        for (Future<Answer> f : futures) {
+            Answer a;
+            try {
+                a = f.get(60, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new AssertionError("a duplicate never answered", e);
+            }
+            note(k, a);
+            if (before != null && before.fingerprint().equals(fingerprint("A"))) {
+                require(a.replayed && text(before).equals(a.text), "a duplicate of the kept " + k.key() + " is answered with its answer, got " + a);
+            }
+        }
+        if (before != null) {
+            require(runs(k).get() == runsBefore, "duplicates of the kept " + k.key() + " never run the work again");
+        }
+        afterEveryStep.accept(this);
+    }
+
+    // ------------------------------------------------------------------------------------------------ invariants
+
+    /** The invariants, after every step. */
+    void check() {
+        try {
+            require(env.tm.getStatus() == Status.STATUS_NO_TRANSACTION, "no transaction is left on the caller's thread");
+        } catch (jakarta.transaction.SystemException e) {
+            throw new AssertionError(e);
+        }
+        require(env.dataSource.getMetrics().activeCount() == 0, "no connection is left out of the pool ("
+                + env.dataSource.getMetrics().activeCount() + " active)");
+        for (IdempotencyEngine e : nodes) {
+            require(e.heartbeats() == 0, "no lease heartbeat is left running (" + e.heartbeats() + ")");
+        }
+        for (int key = 0; key < 3; key++) {
+            ScopedKey k = key(key);
+            List<String> rows = rows(k);
+            long ok = rows.stream().filter(r -> r.endsWith("#OK")).count();
+            require(ok <= 1, "at most one execution of " + k.key() + " commits its work: " + rows);
+            if (mode != ClaimMode.LEASED || door == Door.METHOD_IN_CALLERS_TRANSACTION) {
+                require(ok == rows.size(), "work that failed or rolled back never commits in a transaction: " + rows);
+            }
+            IdempotencyRecord kept = kept(k);
+            Set<String> successes = answered.getOrDefault(k.key(), Set.of());
+            if (kept == null) {
+                require(successes.isEmpty(), "a success was answered for " + k.key() + " (" + successes + "), yet nothing is kept");
+                continue;
+            }
+            String text = text(kept);
+            for (String s : successes) {
+                require(s.equals(text), "every success answered for " + k.key() + " is the kept one (" + text + "): " + successes);
+            }
+            if (kept.status() == RecordStatus.COMPLETED) {
+                String n = text.substring(text.lastIndexOf('-') + 1);
+                require(rows.contains(row(k, n, Outcome.OK)), "the kept success of " + k.key() + " (" + text
+                        + ") committed its work: " + rows);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ the doors
+
+    /** What a call was answered. */
+    record Answer(boolean replayed, boolean ran, boolean committed, String text, boolean inProgress, boolean reused, Throwable other) {
+        static Answer ran(String text, boolean committed) {
+            return new Answer(false, true, committed, text, false, false, null);
+        }
+
+        static Answer replayed(IdempotencyRecord r) {
+            return new Answer(true, false, true, World.text(r), false, false, null);
+        }
+
+        static Answer threw(Throwable t) {
+            if (t instanceof IdempotencyInProgressException) {
+                return new Answer(false, false, false, null, true, false, null);
+            }
+            if (t instanceof IdempotencyKeyReusedException) {
+                return new Answer(false, false, false, null, false, true, null);
+            }
+            if (t instanceof Kept kept) {
+                return new Answer(false, true, true, "fail:" + kept.getMessage(), false, false, null);
+            }
+            if (t instanceof Released released) {
+                return new Answer(false, true, false, null, false, false, null);
+            }
+            return new Answer(false, false, false, null, false, false, t);
+        }
+    }
+
+    private void note(ScopedKey k, Answer a) {
+        if (a.other != null) {
+            throw new AssertionError("an answer the contract does not know: " + a.other, a.other);
+        }
+        if (a.replayed || (a.ran && a.committed && a.text != null && a.text.startsWith("ok:"))) {
+            answered.computeIfAbsent(k.key(), x -> new HashSet<>()).add(a.text);
+        }
+    }
+
+    Answer invoke(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
+        return switch (door) {
+            case METHOD -> method(engine, k, request, outcome);
+            case METHOD_IN_CALLERS_TRANSACTION -> inCallersTransaction(engine, k, request, outcome);
+            case HTTP -> http(engine, k, request, outcome);
+        };
+    }
+
+    private Answer method(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
+        try {
+            return answer(engine.flow(mode).run(k, fingerprint(request), null, POLICY, work(k, outcome)), outcome != Outcome.ROLLBACK_ONLY);
+        } catch (Throwable t) {
+            return Answer.threw(t);
+        }
+    }
+
+    private Answer inCallersTransaction(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
+        AtomicOutcome<String> o;
+        try {
+            env.tm.begin();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+        try {
+            o = engine.flow(mode).run(k, fingerprint(request), null, POLICY, work(k, outcome));
+        } catch (Throwable t) {
+            rollback();
+            return Answer.threw(t);
+        }
+        if (outcome == Outcome.CALLER_ROLLS_BACK) {
+            rollback();
+            return o instanceof AtomicOutcome.Ran<String> ran ? Answer.ran("ok:" + ran.value(), false) : answer(o, true);
+        }
+        boolean committed;
+        try {
+            env.tm.commit();
+            committed = true;
+        } catch (RollbackException e) {
+            committed = false;
+        } catch (Exception e) {
+            rollback();
+            return Answer.threw(e);
+        }
+        return answer(o, committed);
+    }
+
+    private Answer http(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
+        Decision d;
+        try {
+            d = engine.flow(mode).hold(k, fingerprint(request), null, POLICY);
+        } catch (Throwable t) {
+            return Answer.threw(t);
+        }
+        if (d instanceof Decision.Replay replay) {
+            return Answer.replayed(replay.record());
+        }
+        Claimed claimed = ((Decision.Held) d).claimed();
+        String value;
+        try {
+            value = work(k, outcome).run();
+        } catch (Kept kept) {
+            // The resource answered a status the method keeps (a 4xx): stored as its answer.
+            return settle(claimed, "fail:" + kept.getMessage(), outcome);
+        } catch (Throwable t) {
+            claimed.giveUp(); // a status that is not kept (a 5xx): the key is free again
+            return Answer.threw(t);
+        }
+        if (outcome == Outcome.WRITER_FAILS) {
+            claimed.giveUp();
+            return Answer.threw(new Released("the writer failed"));
+        }
+        return settle(claimed, "ok:" + value, outcome);
+    }
+
+    private Answer settle(Claimed claimed, String text, Outcome outcome) {
+        try {
+            boolean kept = claimed.complete(text.getBytes(StandardCharsets.UTF_8));
+            return Answer.ran(text, kept);
+        } catch (Throwable t) {
+            return Answer.threw(t);
+        }
+    }
+
+    private static Answer answer(AtomicOutcome<String> o, boolean committed) {
+        if (o instanceof AtomicOutcome.Replayed<String> r) {
+            return Answer.replayed(r.record());
+        }
+        return Answer.ran("ok:" + ((AtomicOutcome.Ran<String>) o).value(), committed);
+    }
+
+    private void rollback() {
+        try {
+            if (env.tm.getStatus() != Status.STATUS_NO_TRANSACTION) {
+                env.tm.rollback();
+            }
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The work: one business row in the call's transaction (or on its own, with none), then the outcome. */
+    private AtomicCall<String> work(ScopedKey k, Outcome outcome) {
+        return new AtomicCall<>() {
+            @Override
+            public String run() throws Exception {
+                String n = String.valueOf(executions.incrementAndGet());
+                runs(k).incrementAndGet();
+                // Rows of work that answers (and, over HTTP, of a resource that answered a status it keeps) are OK rows.
+                boolean answers = outcome == Outcome.OK || outcome == Outcome.WRITER_FAILS
+                        || door == Door.HTTP && outcome == Outcome.THROWS_KEPT;
+                insert(row(k, n, answers ? Outcome.OK : outcome));
+                switch (outcome) {
+                    case THROWS_KEPT -> throw new Kept("failure-" + n);
+                    case THROWS_RELEASED -> throw new Released("failure-" + n);
+                    case ROLLBACK_ONLY -> env.tsr.setRollbackOnly();
+                    default -> {
+                    }
+                }
+                return "answer-" + n;
+            }
+
+            @Override
+            public byte[] response(String result) {
+                return ("ok:" + result).getBytes(StandardCharsets.UTF_8);
+            }
+
+            @Override
+            public boolean keeps(Throwable failure) {
+                return failure instanceof Kept;
+            }
+
+            @Override
+            public byte[] failure(Throwable failure) {
+                return ("fail:" + failure.getMessage()).getBytes(StandardCharsets.UTF_8);
+            }
+        };
+    }
+
+    static final class Kept extends RuntimeException {
+        Kept(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    static final class Released extends RuntimeException {
+        Released(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------ helpers
+
+    ScopedKey key(int key) {
+        return new ScopedKey("payments", "anonymous", prefix + "-k" + key);
+    }
+
+    static String fingerprint(String request) {
+        return "fp-" + request;
+    }
+
+    private AtomicInteger runs(ScopedKey k) {
+        synchronized (runs) {
+            return runs.computeIfAbsent(k.key(), x -> new AtomicInteger());
+        }
+    }
+
+    private String row(ScopedKey k, String n, Outcome outcome) {
+        return k.key() + "#" + epoch + "#" + n + "#" + outcome;
+    }
+
+    static String text(IdempotencyRecord r) {
+        return new String(r.response(), StandardCharsets.UTF_8);
+    }
+
+    /** The key's finished, unexpired record in the store: the judge's answer. */
+    IdempotencyRecord kept(ScopedKey k) {
+        return env.store.find(k).filter(r -> r.isFinished() && !r.isExpired(clock.instant())).orElse(null);
+    }
+
+    private void insert(String id) throws SQLException {
+        try (Connection c = env.dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("insert into test_payment (id, amount) values (?, 100)")) {
+            ps.setString(1, id);
+            ps.executeUpdate();
+        }
+    }
+
+    /** This key's committed business rows of the present lifetime, read outside any transaction. */
+    private List<String> rows(ScopedKey k) {
+        List<String> out = new ArrayList<>();
+        try (Connection c = java.sql.DriverManager.getConnection(Stack.URL, "sa", "");
+             PreparedStatement ps = c.prepareStatement("select id from test_payment where id like ? order by id")) {
+            ps.setString(1, k.key() + "#" + epoch + "#%");
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+        return out;
+    }
+
+    private void require(boolean condition, String invariant) {
+        if (!condition) {
+            throw new AssertionError(invariant + "\n  mode " + mode + ", door " + door + ", cache " + cacheKind
+                    + "\n  steps: " + steps);
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, "contract-" + name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    @Override
+    public void close() {
+        racers.shutdownNow();
+        heartbeats.shutdownNow();
+        afterCompletion.shutdown();
+        rollback();
+    }
+}
