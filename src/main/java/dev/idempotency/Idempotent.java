@@ -149,8 +149,9 @@ public @interface Idempotent {
 
     /**
      * HTTP only: the response statuses that are kept and replayed, as status classes ({@code 2xx}) or
-     * codes ({@code 409}), comma-separated; any other status releases the key. Empty means
-     * {@code idempotency.keep-status} ({@code 2xx,3xx,4xx}).
+     * codes ({@code 409}), comma-separated, and {@code !} before a class or a code to leave it out; any other status
+     * releases the key. Empty means {@code idempotency.keep-status} ({@code 2xx,3xx,4xx,!408,!409,!423,!425,!429}:
+     * every success, redirect and refusal but those that say "try again later").
      *
      * @return the statuses kept and replayed, or empty for {@code idempotency.keep-status}
      */

@@ -157,6 +157,17 @@ public final class LocalRecordCache implements ManagedRecordCache {
         return false;
     }
 
+    /**
+     * A second: a completion on another node (each keeps a cache of its own) never reaches this one, so a duplicate
+     * waiting here for a call another node runs looks at the store again at this pace rather than at the lease's end.
+     */
+    @Override
+    public java.time.Duration lookAgainAfter() {
+        return LOOK_AGAIN;
+    }
+
+    private static final java.time.Duration LOOK_AGAIN = java.time.Duration.ofSeconds(1);
+
     @Override
     public String description() {
         return "a local cache (this JVM's, up to " + maxEntries + " entries)";

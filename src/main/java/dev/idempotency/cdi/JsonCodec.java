@@ -37,12 +37,12 @@ final class JsonCodec implements AutoCloseable {
             if (i == m.keyIndex()) {
                 if (m.keyInside() != null) {
                     // The rest of the argument is the fingerprint (I8).
-                    f.add(args[i] == null ? null : withoutKey(jsonb.toJson(args[i], types[i]), m.keyInside().property())
+                    f.add(args[i] == null ? null : withoutKey(canonical(args[i], types[i]), m.keyInside().property())
                             .getBytes(StandardCharsets.UTF_8));
                 }
                 continue;
             }
-            f.add(args[i] == null ? null : jsonb.toJson(args[i], types[i]).getBytes(StandardCharsets.UTF_8));
+            f.add(args[i] == null ? null : canonical(args[i], types[i]).getBytes(StandardCharsets.UTF_8));
         }
         return f.hex();
     }
@@ -80,9 +80,74 @@ final class JsonCodec implements AutoCloseable {
         return jsonb.fromJson(new String(stored, StandardCharsets.UTF_8), valueType);
     }
 
-    /** A request as JSON (properties in lexicographical order): what a functional call's fingerprint covers. */
+    /** A request as JSON, as {@link #canonical}: what a functional call's fingerprint covers. */
     String json(Object request) {
-        return jsonb.toJson(request);
+        return canonical(request, request.getClass());
+    }
+
+    /**
+     * A value's JSON for its fingerprint: properties in lexicographical order, and so are the members of every object
+     * (a map's entries, wherever it sits), and a set given as the value itself lists its elements in the order of their
+     * text. {@code Map.of}, {@code Set.of} and hash maps and sets of enums iterate in an order of the JVM's own (a random
+     * salt, identity hashes): a genuine retry on another node or after a restart must not read as another request. (A
+     * set inside an object keeps its iteration order: one that does not iterate the same way in every JVM is listed in
+     * the guide.)
+     */
+    String canonical(Object value, Type type) {
+        if (value instanceof java.util.Set<?> set) {
+            java.util.List<String> elements = new java.util.ArrayList<>(set.size());
+            for (Object e : set) {
+                elements.add(e == null ? "null" : canonical(e, e.getClass()));
+            }
+            java.util.Collections.sort(elements);
+            return "[" + String.join(",", elements) + "]";
+        }
+        String json = jsonb.toJson(value, type);
+        if (json.indexOf('{') < 0) {
+            return json; // no object: nothing to order
+        }
+        try (jakarta.json.JsonReader reader = jsonp.createReader(new java.io.StringReader(json))) {
+            jakarta.json.JsonValue parsed = reader.readValue();
+            jakarta.json.JsonValue sorted = sorted(parsed);
+            return sorted == parsed ? json : sorted.toString();
+        }
+    }
+
+    /** The value with every object's members in the order of their names; the same instance when they already are. */
+    private jakarta.json.JsonValue sorted(jakarta.json.JsonValue value) {
+        if (value instanceof jakarta.json.JsonObject object) {
+            boolean changed = false;
+            String previous = null;
+            java.util.Map<String, jakarta.json.JsonValue> members = new java.util.TreeMap<>();
+            for (java.util.Map.Entry<String, jakarta.json.JsonValue> e : object.entrySet()) {
+                jakarta.json.JsonValue v = sorted(e.getValue());
+                changed |= v != e.getValue() || previous != null && previous.compareTo(e.getKey()) > 0;
+                previous = e.getKey();
+                members.put(e.getKey(), v);
+            }
+            if (!changed) {
+                return object;
+            }
+            jakarta.json.JsonObjectBuilder b = jsonp.createObjectBuilder();
+            members.forEach(b::add);
+            return b.build();
+        }
+        if (value instanceof jakarta.json.JsonArray array) {
+            boolean changed = false;
+            java.util.List<jakarta.json.JsonValue> items = new java.util.ArrayList<>(array.size());
+            for (jakarta.json.JsonValue item : array) {
+                jakarta.json.JsonValue v = sorted(item);
+                changed |= v != item;
+                items.add(v);
+            }
+            if (!changed) {
+                return array;
+            }
+            jakarta.json.JsonArrayBuilder b = jsonp.createArrayBuilder();
+            items.forEach(b::add);
+            return b.build();
+        }
+        return value;
     }
 
     byte[] encodeFailure(Throwable t) {

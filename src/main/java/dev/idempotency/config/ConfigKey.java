@@ -31,7 +31,7 @@ public enum ConfigKey {
     INTERCEPTOR_PRIORITY("idempotency.interceptor.priority", String.valueOf(GlobalSettings.DEFAULT_INTERCEPTOR_PRIORITY)),
     NODE_ID("idempotency.node-id", null, "<host>-<pid>-<random>"),
     HEADER("idempotency.header", "Idempotency-Key"),
-    KEEP_STATUS("idempotency.keep-status", "2xx,3xx,4xx"),
+    KEEP_STATUS("idempotency.keep-status", "2xx,3xx,4xx,!408,!409,!423,!425,!429"),
     REPLAY_HEADERS("idempotency.replay-headers", ""),
     MAX_RESPONSE_SIZE("idempotency.max-response-size", "1048576"),
     MAX_REQUEST_SIZE("idempotency.max-request-size", "1048576"),

@@ -293,16 +293,19 @@ final class AtomicFlow implements ClaimFlow {
         String id = key.cacheId();
         keys.remember(key);
         transactions.afterCompletion(committed -> {
+            // A failure to keep is stored before this node's duplicates are let go or woken: they find it instead of
+            // running. (A duplicate on another node that claims the key in the moment between the rollback and this
+            // write runs; the failure is then not kept, and a warning says so.)
+            byte[] failure = hold.keptFailure.get();
+            if (failure != null) {
+                leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+            }
             loop.forget(id, mine);
             IdempotencyRecord record = hold.completed.get();
             if (committed && record != null) {
                 completions.finished(record);
             } else {
                 completions.changed(key);
-            }
-            byte[] failure = hold.keptFailure.get();
-            if (failure != null) {
-                leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
             }
         });
         mine.acquired = true;

@@ -18,6 +18,8 @@ public interface Claimed {
      *
      * @return whether it is kept; {@code false} when the work's transaction was marked for rollback, so that nothing of
      *         the call is kept and the door answers as the work did
+     * @throws AnsweredFirst                 another call stored the key's answer first: nothing of this call is kept,
+     *                                        and the door answers with the other's (the first answer)
      * @throws IdempotencyInProgressException the commit lost to another that committed the key first: nothing of this
      *                                        call is kept, a retry replays the other's
      * @throws IdempotencyStoreException      the answer could not be kept; when {@link ClaimFlow#workCommitsWithAnswer()},

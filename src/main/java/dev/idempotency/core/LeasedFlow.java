@@ -224,7 +224,8 @@ final class LeasedFlow implements ClaimFlow {
                     throw replies.rejected(key, leaseLeft);
                 }
                 // Woken by the first call's completion or release, or at its lease end (take-over); where the cache's
-                // wake-ups can be lost, it looks again after the cache's bound.
+                // wake-ups can be lost, or never come from other nodes (a cache of this JVM's own, or none), it looks
+                // again after the cache's bound.
                 SignalWait.await(subscription, cache.unwoken(Durations.min(Duration.ofNanos(waitLeft), leaseLeft.plusMillis(1))), key);
             } finally {
                 if (subscription != null) {
@@ -308,9 +309,13 @@ final class LeasedFlow implements ClaimFlow {
     void keepFailureAfterwards(ScopedKey key, String fingerprint, String requestType, Policy policy, byte[] failure) {
         afterTransaction(() -> {
             Instant now = clock.instant();
-            if (calls.claim(new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
-                    now.plus(policy.ttl()))) instanceof Claim.Acquired acquired) {
+            Claim claim = calls.claim(new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
+                    now.plus(policy.ttl())));
+            if (claim instanceof Claim.Acquired acquired) {
                 fail(acquired.ticket(), failure);
+            } else {
+                LOG.log(Level.WARNING, "Did not keep the failure of the {0}: another call of the key claimed it first, and"
+                        + " its answer is the one retries get", key);
             }
         }, "Could not keep the failure of " + key + "; a retry runs the operation again");
     }

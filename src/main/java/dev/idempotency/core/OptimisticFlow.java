@@ -212,6 +212,12 @@ final class OptimisticFlow implements ClaimFlow {
      */
     private <T> AtomicClaimLoop.Step<T> mark(Run run) {
         if (!cache.mark(run.key, run.holder, run.policy.lease())) {
+            // Another call holds the marker; it may be one that found the key finished in the store and is about to
+            // replay it: so is this call, then, rather than "in progress".
+            IdempotencyRecord kept = keptInStore(run);
+            if (kept != null) {
+                return replayKept(run, kept);
+            }
             return new AtomicClaimLoop.Step.Blocked<>(false, Replies.MIN_RETRY_AFTER, true);
         }
         IdempotencyRecord finished = cache.finished(run.key);
@@ -256,19 +262,20 @@ final class OptimisticFlow implements ClaimFlow {
             String id = key.cacheId();
             keys.remember(key);
             transactions.afterCompletion(committed -> {
+                // In this order: a failure to keep is stored, and the record is in the cache, before any duplicate is
+                // woken or any mark goes, so that a call that marks next finds the answer instead of running.
+                byte[] failure = keptFailure.get();
+                if (failure != null) {
+                    leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+                }
                 IdempotencyRecord record = written.get();
                 if (committed && record != null) {
                     completions.finished(record);
                 } else {
                     completions.changed(key);
                 }
-                // In this order: the record is in the cache before any mark goes, so a call that marks next finds it.
                 cache.unmark(key, holder);
                 loop.forget(id, mine);
-                byte[] failure = keptFailure.get();
-                if (failure != null) {
-                    leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
-                }
             });
             mine.acquired = true;
             begun = true;
@@ -377,13 +384,23 @@ final class OptimisticFlow implements ClaimFlow {
             }
             AtomicClaimLoop.Step<Object> lost;
             try {
-                lost = run.write(response, lockWait, true);
+                lost = run.write(response, lockWait, !transaction.commitsHere());
             } catch (RuntimeException e) {
                 giveUp();
                 throw e;
             }
             if (lost != null) {
                 giveUp();
+                if (lost instanceof AtomicClaimLoop.Step.Replayed<Object> replayed) {
+                    throw new AnsweredFirst(replayed.record()); // the door answers with it: the first answer
+                }
+                if (transaction.commitsHere() && lost instanceof AtomicClaimLoop.Step.Blocked<Object> b && b.settled()) {
+                    // The other call's transaction held the row, and has committed since: its answer is the first.
+                    IdempotencyRecord winner = finishedInStore(run.key);
+                    if (winner != null && winner.fingerprint().equals(run.fingerprint)) {
+                        throw new AnsweredFirst(winner);
+                    }
+                }
                 throw replies.rejected(run.key, lost instanceof AtomicClaimLoop.Step.Blocked<Object> b ? b.retryAfter() : Replies.MIN_RETRY_AFTER);
             }
             if (transaction.commitsHere()) {

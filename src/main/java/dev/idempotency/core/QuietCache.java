@@ -18,6 +18,8 @@ final class QuietCache {
     private static final Logger LOG = Logger.getLogger(IdempotencyEngine.class.getName());
     /** How long a waiter waits at most when the cache cannot tell. */
     private static final Duration FALLBACK_LOOK_AGAIN = Duration.ofSeconds(1);
+    /** How long a waiter waits at most with no cache: only this node's completions wake it. */
+    private static final Duration NO_CACHE_LOOK_AGAIN = Duration.ofSeconds(1);
 
     private final RecordCache cache;
     private final Clock clock;
@@ -92,11 +94,14 @@ final class QuietCache {
         }
     }
 
-    /** A wait, cut to the cache's {@link RecordCache#lookAgainAfter()} where its wake-ups can be lost. */
+    /**
+     * A wait, cut to the cache's {@link RecordCache#lookAgainAfter()} where its wake-ups can be lost; with no cache, to
+     * {@link #NO_CACHE_LOOK_AGAIN}: a completion on another node wakes no one here.
+     */
     Duration unwoken(Duration wait) {
         Duration atMost;
         try {
-            atMost = cache.lookAgainAfter();
+            atMost = cache == RecordCache.NONE ? NO_CACHE_LOOK_AGAIN : cache.lookAgainAfter();
         } catch (RuntimeException e) {
             atMost = FALLBACK_LOOK_AGAIN;
         }

@@ -436,13 +436,26 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
      * the lease may run it again). Else the problem to answer instead, nothing having been kept (the client must not
      * get the response as a success): {@code 409} when another node committed the key first (a multi-primary database;
      * its retry replays), {@code 503} when the answer or the commit failed. A transaction the application marked for
-     * rollback rolls back, and its response goes out as it is.
+     * rollback rolls back and nothing is kept: an error or a refusal (4xx) goes out as it is, but a success is answered
+     * {@code 500} problem {@code rolled-back} (the client must not believe done what was undone).
      */
     private Response settle(Claimed claimed, StoredHttpResponse response) {
         boolean undone = resolved().flow().workCommitsWithAnswer();
         try {
-            claimed.complete(response.encode());
+            if (!claimed.complete(response.encode()) && undone && response.status() < 400) {
+                LOG.log(Level.FINE, "{0}: its transaction was marked for rollback; its {1} is answered 500 rolled-back",
+                        new Object[] {method.describe(), response.status()});
+                return Problems.rolledBack();
+            }
             return null;
+        } catch (dev.idempotency.core.AnsweredFirst e) {
+            // Another call of the key (on a node whose marker this one could not see) stored its answer first: this
+            // request's work rolled back, and the client gets the first answer, as its retry would.
+            LOG.log(Level.FINE, "{0}: another call stored the key's answer first; this request's work rolled back and"
+                    + " the first answer is sent", method.describe());
+            Response answer = replay(StoredHttpResponse.decode(e.record().response()));
+            expiry(answer.getHeaders(), e.record().expiresAt());
+            return answer;
         } catch (dev.idempotency.IdempotencyInProgressException e) {
             LOG.log(Level.FINE, "{0}: another node committed the key first; this request's work rolled back", method.describe());
             return Problems.inProgress(e.retryAfter().toSeconds());

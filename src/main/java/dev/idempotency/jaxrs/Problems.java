@@ -16,6 +16,7 @@ final class Problems {
     static final String KEY_REUSED = BASE + "key-reused";
     static final String IN_PROGRESS = BASE + "request-in-progress";
     static final String STORE_UNAVAILABLE = BASE + "store-unavailable";
+    static final String ROLLED_BACK = BASE + "rolled-back";
     static final String UNAUTHENTICATED = BASE + "unauthenticated";
     static final String CLIENT_ID_INVALID = BASE + "client-id-invalid";
     static final String BODY_INVALID = BASE + "body-invalid";
@@ -99,6 +100,13 @@ final class Problems {
         return problem(503, STORE_UNAVAILABLE, "Idempotency store unavailable",
                 "The request was not processed because its idempotency could not be checked. Retry later.",
                 STORE_RETRY_AFTER_SECONDS);
+    }
+
+    /** A success whose transaction was marked for rollback: nothing of it was done or kept, so it is not sent. */
+    static Response rolledBack() {
+        return problem(500, ROLLED_BACK, "Request rolled back",
+                "The request's transaction was marked for rollback: nothing of it was done or remembered. A retry with the"
+                        + " same key runs it again.", null);
     }
 
     private static Response problem(int status, String type, String title, String detail, Long retryAfter) {

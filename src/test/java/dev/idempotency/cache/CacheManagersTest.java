@@ -79,6 +79,44 @@ class CacheManagersTest {
         }
     }
 
+    /**
+     * The optimistic claim's marker in a replicated cache is removed by its holder from any node, and by no one else: a
+     * conditional remove compares the marker's bytes by content (a replicated copy, or bytes built anew, are other
+     * arrays), so a marker never outlives its call for its whole lease.
+     */
+    @Test
+    void aMarkerInAReplicatedCacheIsRemovedByItsHolderFromAnyNodeAndByNoOneElse() throws Exception {
+        String hosts = "127.0.0.1[7874],127.0.0.1[7875]";
+        EmbeddedCacheManager a = CacheManagers.start(true, "marker-test", "node-a", null, "127.0.0.1", 7874, hosts, 100);
+        EmbeddedCacheManager b = CacheManagers.start(true, "marker-test", "node-b", null, "127.0.0.1", 7875, hosts, 100);
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (a.getMembers().size() < 2 || b.getMembers().size() < 2) {
+                assertThat(System.nanoTime()).as("the two nodes form a cluster").isLessThan(deadline);
+                Thread.sleep(50); // the view's arrival, polled: JGroups has no wait for it here
+            }
+            java.time.Clock clock = java.time.Clock.systemUTC();
+            InfinispanRecordCache onA = new InfinispanRecordCache(CacheManagers.defineCache(a, 100), clock,
+                    new dev.idempotency.core.LocalCompletionSignals());
+            InfinispanRecordCache onB = new InfinispanRecordCache(CacheManagers.defineCache(b, 100), clock,
+                    new dev.idempotency.core.LocalCompletionSignals());
+            dev.idempotency.spi.ScopedKey key = new dev.idempotency.spi.ScopedKey("payments", "alice", "k-1");
+            java.time.Duration lease = java.time.Duration.ofMinutes(5);
+
+            assertThat(onA.mark(key, "node-a/1", lease)).as("the first call marks the key").isTrue();
+            assertThat(onB.mark(key, "node-b/1", lease)).as("a duplicate on the other node sees the marker").isFalse();
+            onB.unmark(key, "node-b/1");
+            assertThat(onB.mark(key, "node-b/2", lease)).as("another holder's unmark leaves the marker").isFalse();
+            onB.unmark(key, "node-a/1"); // the holder's own marker, its bytes built anew on the other node
+            assertThat(onB.mark(key, "node-b/3", lease)).as("the holder's unmark removes it, from any node").isTrue();
+            onA.unmark(key, "node-b/3");
+            assertThat(onA.mark(key, "node-a/2", lease)).isTrue();
+        } finally {
+            b.stop();
+            a.stop();
+        }
+    }
+
     /** Without a secret, the built-in stack stays on loopback unless the network is declared secured otherwise. */
     @Test
     void offLoopbackWithoutASecretIsRefusedNamingTheKeys() {

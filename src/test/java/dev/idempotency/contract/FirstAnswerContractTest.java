@@ -82,7 +82,9 @@ class FirstAnswerContractTest {
     @Property(shrinking = net.jqwik.api.ShrinkingMode.FULL)
     void theFirstAnswerHolds(@ForAll("schedules") ActionChain<World> schedule) {
         World world = schedule.withInvariant("first answer", World::check).run();
-        net.jqwik.api.statistics.Statistics.label("mode, door, cache").collect(world.mode, world.door, world.cacheKind);
+        net.jqwik.api.statistics.Statistics.label("mode, door, cache").collect(world.mode, world.door, world.cacheKind,
+                world.policy.waitForResult() ? "WAIT" : "REJECT");
+        world.slow.forEach(slow -> net.jqwik.api.statistics.Statistics.label("steps over a second").collect(slow));
         net.jqwik.api.statistics.Statistics.label("steps").collect(world.steps.size() < 8 ? "under 8" : world.steps.size() < 16 ? "8 to 15" : "16 to 24");
     }
 
@@ -90,8 +92,8 @@ class FirstAnswerContractTest {
     @Provide
     Arbitrary<ActionChain<World>> schedules() {
         return Combinators.combine(Arbitraries.of(ClaimMode.ATOMIC, ClaimMode.OPTIMISTIC, ClaimMode.LEASED),
-                        Arbitraries.of(Door.values()), Arbitraries.of(CacheKind.values()))
-                .flatAs((mode, door, cache) -> ActionChain.<World>startWith(() -> newWorld(mode, door, cache))
+                        Arbitraries.of(Door.values()), Arbitraries.of(CacheKind.values()), Arbitraries.of(World.REJECT, World.WAIT))
+                .flatAs((mode, door, cache, policy) -> ActionChain.<World>startWith(() -> newWorld(mode, door, cache, policy))
                         .withAction(6, new CallStep())
                         .withAction(2, new RaceStep())
                         .withAction(1, Action.just("flush a cache", Transformer.mutate("flush the cache of node 0", w -> w.flush(0))))
@@ -102,11 +104,12 @@ class FirstAnswerContractTest {
                         .withMaxTransformations(24));
     }
 
-    static World newWorld(ClaimMode mode, Door door, CacheKind cache) {
+    static World newWorld(ClaimMode mode, Door door, CacheKind cache, dev.idempotency.core.Policy policy) {
         if (current != null) {
             current.close();
         }
         current = stack.world(mode, door, cache);
+        current.policy = policy;
         return current;
     }
 
@@ -122,12 +125,15 @@ class FirstAnswerContractTest {
         }
     }
 
-    /** Two or three concurrent duplicates of one key and request, on both nodes, each ending well. */
+    /** Two or three concurrent duplicates of one key and request, on both nodes: one ends as drawn, the others well. */
     static final class RaceStep implements Action.Independent<World> {
         @Override
         public Arbitrary<Transformer<World>> transformer() {
-            return Combinators.combine(Arbitraries.integers().between(0, 2), Arbitraries.integers().between(2, 3))
-                    .as((key, n) -> Transformer.mutate(n + " duplicates of k" + key + " at once", w -> w.race(key, n)));
+            return Combinators.combine(Arbitraries.integers().between(0, 2), Arbitraries.integers().between(2, 3),
+                            Arbitraries.of(Outcome.OK, Outcome.THROWS_KEPT, Outcome.THROWS_RELEASED), Arbitraries.of(true, false))
+                    .as((key, n, first, oneNode) -> Transformer.mutate(n + " duplicates of k" + key + " at once"
+                            + (oneNode ? " on one node" : " on both nodes") + ", one of them " + first,
+                            w -> w.race(key, n, first, oneNode)));
         }
     }
 

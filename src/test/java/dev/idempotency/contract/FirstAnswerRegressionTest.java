@@ -82,7 +82,7 @@ class FirstAnswerRegressionTest {
             w.call(0, 1, "A", Outcome.THROWS_KEPT);
             w.call(1, 1, "A", Outcome.OK);
             w.restart(0);
-            w.race(0, 3);
+            w.race(0, 3, Outcome.OK, false);
         });
     }
 }

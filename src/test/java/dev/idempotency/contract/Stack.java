@@ -1,6 +1,7 @@
 package dev.idempotency.contract;
 
 import dev.idempotency.ClaimMode;
+import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
 import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.contract.FirstAnswerContractTest.CacheKind;
@@ -19,11 +20,14 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What the schedules run on: a real JTA stack over H2 (Narayana, an Agroal pool enlisting in it, the library's JPA store)
- * and an Infinispan cache that the nodes of a {@link CacheKind#SHARED} world share. Each world gets keys of its own.
+ * and a replicated Infinispan cache that the nodes of a {@link CacheKind#SHARED} world share. Each world gets keys of
+ * its own.
  */
 final class Stack implements AutoCloseable {
 
     static final String URL = "jdbc:h2:mem:first-answer;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000";
+    private static final CacheKeys KEYS = CacheKeys.of("the contract suite's cache secret, 32 characters or more"
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8));
 
     final JtaEnvironment env;
     private final EmbeddedCacheManager manager;
@@ -37,7 +41,9 @@ final class Stack implements AutoCloseable {
             s.execute("CREATE TABLE test_payment (id VARCHAR(200) NOT NULL PRIMARY KEY, amount BIGINT NOT NULL)");
         }
         env = new JtaEnvironment(URL, "sa", "", Map.of(), 20, false, true);
-        manager = CacheManagers.start(false, "contract", "contract-node", null, "127.0.0.1", 0, "127.0.0.1[0]", 1000);
+        // A replicated cache (a cluster of one, on loopback): its nodes' engines each see every entry, marker and
+        // change, as the nodes of a replicated cache do, with the entries' MAC keyed alike on every node.
+        manager = CacheManagers.start(true, "contract", "contract-node", null, "127.0.0.1", 7890, "127.0.0.1[7890]", 10_000);
         shared = CacheManagers.defineCache(manager, 10_000);
     }
 
@@ -53,7 +59,7 @@ final class Stack implements AutoCloseable {
     World world(ClaimMode mode, Door door, CacheKind cache) {
         shared.clear();
         return new World(env, "w" + worlds.incrementAndGet(), mode, door, cache,
-                (clock, signals) -> new InfinispanRecordCache(shared, clock, signals));
+                (clock, signals) -> new InfinispanRecordCache(shared, clock, signals, KEYS));
     }
 
     @Override

@@ -62,7 +62,10 @@ import java.util.function.BiFunction;
  */
 final class World implements AutoCloseable {
 
-    static final Policy POLICY = new Policy(Duration.ofHours(1), Duration.ofSeconds(30), false, Duration.ZERO, Duration.ofSeconds(1));
+    /** A duplicate is answered "in progress" at once. */
+    static final Policy REJECT = new Policy(Duration.ofHours(1), Duration.ofSeconds(30), false, Duration.ZERO, Duration.ofSeconds(1));
+    /** A duplicate waits for the first call's answer (up to 20 s), then replays it. */
+    static final Policy WAIT = new Policy(Duration.ofHours(1), Duration.ofSeconds(30), true, Duration.ofSeconds(20), Duration.ofSeconds(1));
 
     final JtaEnvironment env;
     final String prefix;
@@ -83,6 +86,8 @@ final class World implements AutoCloseable {
     /** Bumped when the clock passes the records' time to live: the keys are new again. */
     private int epoch;
     final List<String> steps = new ArrayList<>();
+    /** How the methods of this world treat a duplicate that arrives while the first call runs. */
+    Policy policy = REJECT;
     /** Run after every step, when a schedule is written by hand (jqwik runs the invariants of a generated one). */
     private java.util.function.Consumer<World> afterEveryStep = w -> {
     };
@@ -152,7 +157,7 @@ final class World implements AutoCloseable {
     void step(Duration d) {
         steps.add("clock +" + d);
         clock.advance(d);
-        if (d.compareTo(POLICY.ttl()) >= 0) {
+        if (d.compareTo(policy.ttl()) >= 0) {
             epoch++;
             answered.clear();
         }
@@ -160,7 +165,35 @@ final class World implements AutoCloseable {
     }
 
     /** One call on its own: a retry of a kept key must be answered with the kept answer, the work not run again. */
+    /** Steps that took longer than a second (a duplicate that waited), for the run's statistics. */
+    final List<String> slow = new ArrayList<>();
+
     void call(int node, int key, String request, Outcome outcome) {
+        long t0 = System.nanoTime();
+        try {
+            callTimed(node, key, request, outcome);
+        } finally {
+            slowStep("call " + outcome, t0);
+        }
+    }
+
+    void race(int key, int n, Outcome first, boolean oneNode) {
+        long t0 = System.nanoTime();
+        try {
+            raceTimed(key, n, first, oneNode);
+        } finally {
+            slowStep("race " + first + (oneNode ? " one node" : " two nodes"), t0);
+        }
+    }
+
+    private void slowStep(String what, long t0) {
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        if (ms > 1000) {
+            slow.add(mode + " " + door + " " + cacheKind + " " + (policy.waitForResult() ? "WAIT " : "REJECT ") + what + " " + (ms / 1000) + " s");
+        }
+    }
+
+    private void callTimed(int node, int key, String request, Outcome outcome) {
         steps.add("call node " + node + " k" + key + " " + request + " " + outcome);
         ScopedKey k = key(key);
         IdempotencyRecord before = kept(k);
@@ -184,18 +217,19 @@ final class World implements AutoCloseable {
     }
 
     /** Duplicates at once, on both nodes: at most one runs to commit; every success answered is the kept one. */
-    void race(int key, int n) {
-        steps.add("race k" + key + " x" + n);
+    private void raceTimed(int key, int n, Outcome first, boolean oneNode) {
+        steps.add("race k" + key + " x" + n + (oneNode ? " on node 0" : " on both nodes") + " (one " + first + ")");
         ScopedKey k = key(key);
         IdempotencyRecord before = kept(k);
         int runsBefore = runs(k).get();
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Answer>> futures = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            IdempotencyEngine engine = nodes[i % 2];
+            IdempotencyEngine engine = nodes[oneNode ? 0 : i % 2];
+            Outcome outcome = i == 0 ? first : Outcome.OK;
             futures.add(racers.submit(() -> {
                 go.await();
-                return invoke(engine, k, "A", Outcome.OK);
+                return invoke(engine, k, "A", outcome);
             }));
         }
         go.countDown();
@@ -206,10 +240,24 @@ final class World implements AutoCloseable {
             } catch (Exception e) {
                 throw new AssertionError("a duplicate never answered", e);
             }
-            note(k, a);
+            // A failure kept on one node can lose to a duplicate on another that claims the key in the moment between
+            // the failed call's rollback and the failure's own write: that duplicate's answer is then the key's, and
+            // the failure is not kept (logged). On one node it cannot, nor across nodes when an optimistic call's
+            // marker in a cache they share holds the duplicate off until the failure is written.
+            boolean heldOff = oneNode || mode == ClaimMode.OPTIMISTIC && cacheKind == CacheKind.SHARED;
+            if (heldOff || a.text == null || !a.text.startsWith("fail:")) {
+                note(k, a);
+            }
             if (before != null && before.fingerprint().equals(fingerprint("A"))) {
                 require(a.replayed && text(before).equals(a.text), "a duplicate of the kept " + k.key() + " is answered with its answer, got " + a);
             }
+            // A duplicate that waits for the first call's answer gets it (the first settles well within the wait); but
+            // an atomic or optimistic claim inside the caller's transaction that met the other's row cannot look again
+            // (the statement may have broken the transaction, as on PostgreSQL): it is told "in progress", and the
+            // caller's retry replays (the next step checks that).
+            boolean canLookAgain = door != Door.METHOD_IN_CALLERS_TRANSACTION || mode == ClaimMode.LEASED;
+            require(!(policy.waitForResult() && canLookAgain && a.inProgress),
+                    "a duplicate that waits is answered, not told in progress: " + a);
         }
         if (before != null) {
             require(runs(k).get() == runsBefore, "duplicates of the kept " + k.key() + " never run the work again");
@@ -290,7 +338,8 @@ final class World implements AutoCloseable {
         if (a.other != null) {
             throw new AssertionError("an answer the contract does not know: " + a.other, a.other);
         }
-        if (a.replayed || (a.ran && a.committed && a.text != null && a.text.startsWith("ok:"))) {
+        // A success that committed, a failure the method keeps, a replay: each is the key's answer, and the kept one.
+        if (a.replayed || (a.ran && a.committed && a.text != null)) {
             answered.computeIfAbsent(k.key(), x -> new HashSet<>()).add(a.text);
         }
     }
@@ -305,7 +354,7 @@ final class World implements AutoCloseable {
 
     private Answer method(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
         try {
-            return answer(engine.flow(mode).run(k, fingerprint(request), null, POLICY, work(k, outcome)), outcome != Outcome.ROLLBACK_ONLY);
+            return answer(engine.flow(mode).run(k, fingerprint(request), null, policy, work(k, outcome)), outcome != Outcome.ROLLBACK_ONLY);
         } catch (Throwable t) {
             return Answer.threw(t);
         }
@@ -319,7 +368,7 @@ final class World implements AutoCloseable {
             throw new AssertionError(e);
         }
         try {
-            o = engine.flow(mode).run(k, fingerprint(request), null, POLICY, work(k, outcome));
+            o = engine.flow(mode).run(k, fingerprint(request), null, policy, work(k, outcome));
         } catch (Throwable t) {
             rollback();
             return Answer.threw(t);
@@ -344,7 +393,7 @@ final class World implements AutoCloseable {
     private Answer http(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
         Decision d;
         try {
-            d = engine.flow(mode).hold(k, fingerprint(request), null, POLICY);
+            d = engine.flow(mode).hold(k, fingerprint(request), null, policy);
         } catch (Throwable t) {
             return Answer.threw(t);
         }
@@ -373,6 +422,8 @@ final class World implements AutoCloseable {
         try {
             boolean kept = claimed.complete(text.getBytes(StandardCharsets.UTF_8));
             return Answer.ran(text, kept);
+        } catch (dev.idempotency.core.AnsweredFirst first) {
+            return Answer.replayed(first.record()); // the filter sends the first answer, as a replay
         } catch (Throwable t) {
             return Answer.threw(t);
         }

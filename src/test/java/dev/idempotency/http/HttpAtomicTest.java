@@ -67,6 +67,55 @@ class HttpAtomicTest extends OneServerTest {
     }
 
     /**
+     * The default keeps refusals (a 422 is the answer, replayed) but not those that say "try again" (408, 409, 423, 425,
+     * 429): replaying a 429 for the key's whole time to live would refuse a request the server would now take.
+     */
+    @Test
+    @DisplayName("by default a 422 is kept and replayed; a 429 (and 408, 409, 423, 425) frees the key: the retry runs")
+    void transientRefusalsAreNotKeptByDefault() throws Exception {
+        for (int status : new int[] {408, 409, 423, 425, 429}) {
+            String key = UUID.randomUUID().toString();
+            int before = Counters.executions.get();
+            assertThat(post("ledger?status=" + status, key).statusCode()).isEqualTo(status);
+            HttpResponse<byte[]> retry = post("ledger?status=" + status, key);
+            assertThat(retry.statusCode()).isEqualTo(status);
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).as("%s is not replayed", status).isEmpty();
+            assertThat(Counters.executions.get() - before).as("%s: the retry ran", status).isEqualTo(2);
+        }
+        String key = UUID.randomUUID().toString();
+        int before = Counters.executions.get();
+        assertThat(post("ledger?status=422", key).statusCode()).isEqualTo(422);
+        HttpResponse<byte[]> retry = post("ledger?status=422", key);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(Counters.executions.get() - before).isEqualTo(1);
+    }
+
+    /**
+     * The resource's transaction was marked for rollback (by a bean it called, say) and the resource still answered
+     * 201: nothing of it commits, so the client must not get the 201 (it would believe it paid); a 4xx goes out as it is.
+     */
+    @Test
+    @DisplayName("a success whose transaction is marked for rollback is answered 500 rolled-back; nothing kept, the retry runs")
+    void aSuccessMarkedForRollbackIsNotSentAsASuccess() throws Exception {
+        long before = rows("select count(*) from test_payment");
+        long records = rows("select count(*) from idempotency_record");
+        String key = UUID.randomUUID().toString();
+        HttpResponse<byte[]> first = post("ledger?rollbackOnly=true", key);
+        assertThat(first.statusCode()).isEqualTo(500);
+        assertThat(first.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(new String(first.body(), java.nio.charset.StandardCharsets.UTF_8)).contains("/problems/rolled-back");
+        assertThat(rows("select count(*) from test_payment")).as("the business row rolled back").isEqualTo(before);
+        assertThat(rows("select count(*) from idempotency_record")).as("no trace of the key").isEqualTo(records);
+        HttpResponse<byte[]> retry = post("ledger", key);
+        assertThat(retry.statusCode()).as("the retry runs, and commits").isEqualTo(201);
+        assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 1);
+
+        String refused = UUID.randomUUID().toString();
+        assertThat(post("ledger?rollbackOnly=true&status=422", refused).statusCode()).as("a refusal goes out as it is").isEqualTo(422);
+        assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 1);
+    }
+
+    /**
      * An exception that no mapper handles ends the request without the response filters or the writer: the transaction
      * the request filter began must still end (rolled back) on the request's thread, or its claim row would stay locked
      * and the thread would carry the transaction into the next request it serves.
@@ -95,9 +144,9 @@ class HttpAtomicTest extends OneServerTest {
     void keptClientError() throws Exception {
         long before = rows("select count(*) from test_payment");
         String key = UUID.randomUUID().toString();
-        HttpResponse<byte[]> first = post("ledger?status=409", key);
-        HttpResponse<byte[]> retry = post("ledger?status=409", key);
-        assertThat(retry.statusCode()).isEqualTo(409);
+        HttpResponse<byte[]> first = post("ledger?status=422", key);
+        HttpResponse<byte[]> retry = post("ledger?status=422", key);
+        assertThat(retry.statusCode()).isEqualTo(422);
         assertThat(retry.body()).isEqualTo(first.body());
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 1);

@@ -32,10 +32,14 @@ public class LedgerResource {
     @ForIdempotency
     DataSource dataSource;
 
+    @Inject
+    jakarta.transaction.TransactionSynchronizationRegistry transactions;
+
     @POST
     @Idempotent
     @Produces(MediaType.APPLICATION_JSON)
-    public Response post(@QueryParam("status") int status, @QueryParam("throw") boolean fail) throws SQLException {
+    public Response post(@QueryParam("status") int status, @QueryParam("throw") boolean fail,
+                         @QueryParam("rollbackOnly") boolean rollbackOnly) throws SQLException {
         Counters.executions.incrementAndGet();
         String id = UUID.randomUUID().toString();
         try (Connection c = dataSource.getConnection();
@@ -43,6 +47,10 @@ public class LedgerResource {
             ps.setString(1, id);
             ps.setLong(2, 100);
             ps.executeUpdate();
+        }
+        if (rollbackOnly) {
+            // As a bean the resource called would, on a failure it swallowed: the resource still answers its status.
+            transactions.setRollbackOnly();
         }
         if (fail) {
             // No exception mapper: the runtime answers 500 without running the response filters.
