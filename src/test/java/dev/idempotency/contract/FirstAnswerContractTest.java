@@ -64,8 +64,14 @@ class FirstAnswerContractTest {
         stack = Stack.open();
     }
 
+    /** Schedules run and their steps, printed when the suite ends. */
+    static final java.util.concurrent.atomic.AtomicLong schedules = new java.util.concurrent.atomic.AtomicLong();
+    static final java.util.concurrent.atomic.AtomicLong steps = new java.util.concurrent.atomic.AtomicLong();
+
     @AfterContainer
     static void stop() {
+        System.out.println("The first-answer contract: " + schedules + " schedules, " + steps
+                + " steps, the invariants checked after each");
         if (stack != null) {
             stack.close();
         }
@@ -82,6 +88,8 @@ class FirstAnswerContractTest {
     @Property(shrinking = net.jqwik.api.ShrinkingMode.FULL)
     void theFirstAnswerHolds(@ForAll("schedules") ActionChain<World> schedule) {
         World world = schedule.withInvariant("first answer", World::check).run();
+        schedules.incrementAndGet();
+        steps.addAndGet(world.steps.size());
         net.jqwik.api.statistics.Statistics.label("mode, door, cache").collect(world.mode, world.door, world.cacheKind,
                 world.policy.waitForResult() ? "WAIT" : "REJECT");
         world.slow.forEach(slow -> net.jqwik.api.statistics.Statistics.label("steps over a second").collect(slow));
