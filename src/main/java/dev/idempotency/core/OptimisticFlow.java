@@ -47,6 +47,7 @@ final class OptimisticFlow implements ClaimFlow {
     private final LeasedFlow leased;
     private final Supplier<EngineObserver> observer;
     private final AtomicClaimLoop loop;
+    private final CompletionSignals signals;
     /** The start of each call's marker holder: this node and this engine's start (a node restarted counts afresh). */
     private final String holderPrefix;
     private final java.util.concurrent.atomic.AtomicLong runs = new java.util.concurrent.atomic.AtomicLong();
@@ -67,6 +68,7 @@ final class OptimisticFlow implements ClaimFlow {
         this.leased = leased;
         this.observer = observer;
         this.holderPrefix = nodeId + "/" + UUID.randomUUID() + "/";
+        this.signals = signals;
         this.loop = new AtomicClaimLoop(signals, cache, replies, keys, completions, () -> {
             if (claims == null) {
                 throw new IllegalStateException(store.getClass().getName() + " cannot claim inside a transaction");
@@ -394,9 +396,10 @@ final class OptimisticFlow implements ClaimFlow {
                 if (lost instanceof AtomicClaimLoop.Step.Replayed<Object> replayed) {
                     throw new AnsweredFirst(replayed.record()); // the door answers with it: the first answer
                 }
-                if (transaction.commitsHere() && lost instanceof AtomicClaimLoop.Step.Blocked<Object> b && b.settled()) {
-                    // The other call's transaction held the row, and has committed since: its answer is the first.
-                    IdempotencyRecord winner = finishedInStore(run.key);
+                if (transaction.commitsHere()) {
+                    // Another call's transaction held the row: its answer is the first, once it commits. A duplicate
+                    // that waits (WAIT) waits for it here, as it would have before running.
+                    IdempotencyRecord winner = awaitFinished(run);
                     if (winner != null && winner.fingerprint().equals(run.fingerprint)) {
                         throw new AnsweredFirst(winner);
                     }
@@ -433,6 +436,26 @@ final class OptimisticFlow implements ClaimFlow {
             });
         }
     }
+
+    /**
+     * The key's finished record in the store, read now and, for a call that waits for duplicates' answers, again as
+     * the key changes (at least every {@link #LOOK_AGAIN}) until its wait timeout; {@code null} when none came.
+     */
+    private IdempotencyRecord awaitFinished(Run run) {
+        long deadline = run.started + (run.policy.waitForResult() ? run.policy.waitTimeout().toNanos() : 0);
+        while (true) {
+            try (CompletionSignals.Subscription s = signals.subscribe(run.key)) {
+                IdempotencyRecord winner = finishedInStore(run.key);
+                long left = deadline - System.nanoTime();
+                if (winner != null || left <= 0) {
+                    return winner;
+                }
+                SignalWait.await(s, Durations.min(Duration.ofNanos(left), LOOK_AGAIN), run.key);
+            }
+        }
+    }
+
+    private static final Duration LOOK_AGAIN = Duration.ofMillis(200);
 
     /** The library's transaction failed: a lost race for the key is judged again (a replay, or in progress); else thrown. */
     private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure) throws Exception {

@@ -1,9 +1,9 @@
 package dev.idempotency.contract;
 
 import dev.idempotency.ClaimMode;
-import dev.idempotency.contract.FirstAnswerContractTest.CacheKind;
-import dev.idempotency.contract.FirstAnswerContractTest.Door;
-import dev.idempotency.contract.FirstAnswerContractTest.Outcome;
+import dev.idempotency.contract.FirstAnswerContract.CacheKind;
+import dev.idempotency.contract.FirstAnswerContract.Door;
+import dev.idempotency.contract.FirstAnswerContract.Outcome;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 import java.util.function.Consumer;
 
 /**
- * Schedules the generated suite ({@link FirstAnswerContractTest}) once shrank to, kept as named tests: each failed
+ * Schedules the generated suite ({@link FirstAnswerContract}) once shrank to, kept as named tests: each failed
  * before the fix it names, and every step is followed by the contract's invariants ({@link World#check}).
  */
 class FirstAnswerRegressionTest {
@@ -24,7 +24,7 @@ class FirstAnswerRegressionTest {
 
     @BeforeAll
     static void start() {
-        stack = Stack.open();
+        stack = Stack.open(dev.idempotency.testing.TestDatabase.H2);
     }
 
     @AfterAll

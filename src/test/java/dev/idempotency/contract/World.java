@@ -4,9 +4,9 @@ import dev.idempotency.ClaimMode;
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.cache.LocalRecordCache;
-import dev.idempotency.contract.FirstAnswerContractTest.CacheKind;
-import dev.idempotency.contract.FirstAnswerContractTest.Door;
-import dev.idempotency.contract.FirstAnswerContractTest.Outcome;
+import dev.idempotency.contract.FirstAnswerContract.CacheKind;
+import dev.idempotency.contract.FirstAnswerContract.Door;
+import dev.idempotency.contract.FirstAnswerContract.Outcome;
 import dev.idempotency.core.AtomicCall;
 import dev.idempotency.core.AtomicOutcome;
 import dev.idempotency.core.Claimed;
@@ -92,9 +92,12 @@ final class World implements AutoCloseable {
     private java.util.function.Consumer<World> afterEveryStep = w -> {
     };
 
-    World(JtaEnvironment env, String prefix, ClaimMode mode, Door door, CacheKind cacheKind,
+    private final Stack stack;
+
+    World(Stack stack, String prefix, ClaimMode mode, Door door, CacheKind cacheKind,
           BiFunction<java.time.Clock, LocalCompletionSignals, RecordCache> sharedCache) {
-        this.env = env;
+        this.stack = stack;
+        this.env = stack.env;
         this.prefix = prefix;
         this.mode = mode;
         this.door = door;
@@ -536,8 +539,7 @@ final class World implements AutoCloseable {
     /** This key's committed business rows of the present lifetime, read outside any transaction. */
     private List<String> rows(ScopedKey k) {
         List<String> out = new ArrayList<>();
-        try (Connection c = java.sql.DriverManager.getConnection(Stack.URL, "sa", "");
-             PreparedStatement ps = c.prepareStatement("select id from test_payment where id like ? order by id")) {
+        try (PreparedStatement ps = stack.reader.prepareStatement("select id from test_payment where id like ? order by id")) {
             ps.setString(1, k.key() + "#" + epoch + "#%");
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {

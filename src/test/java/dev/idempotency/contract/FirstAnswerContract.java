@@ -7,9 +7,9 @@ import dev.idempotency.cache.LocalRecordCache;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
 import dev.idempotency.spi.RecordCache;
+import dev.idempotency.testing.TestDatabase;
 import dev.idempotency.testing.FakeClock;
 import dev.idempotency.testing.JtaEnvironment;
-import dev.idempotency.testing.TestDatabase;
 
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -19,7 +19,6 @@ import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.AfterTry;
-import net.jqwik.api.lifecycle.BeforeContainer;
 import net.jqwik.api.state.Action;
 import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.Transformer;
@@ -41,7 +40,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The first-answer contract over generated fault schedules, on H2: every claim mode, every door an application reaches
+ * The first-answer contract over generated fault schedules, on H2, PostgreSQL and MariaDB: every claim mode, every door an application reaches
  * the engine through (a method with no transaction of its own, a method inside the caller's transaction, the HTTP
  * filter's hold-then-settle), every cache state (none, one per node, one shared by the nodes as a replicated cache is),
  * two nodes over one database; random steps of first calls, retries of the same and of another request, concurrent
@@ -51,18 +50,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * shortest schedule that still breaks one, printed with its seed.
  *
  * <p>CI runs the tries of {@code jqwik.tries.default} ({@code src/test/resources/junit-platform.properties}); to run it
- * longer, {@code mvn test -Dtest=FirstAnswerContractTest -Djqwik.tries.default=20000} (CONTRIBUTING.md, "The contract
- * suite").
+ * longer, {@code mvn test -Dtest=H2FirstAnswerContractTest -Djqwik.tries.default=20000} (CONTRIBUTING.md, "The
+ * first-answer contract").
  */
-class FirstAnswerContractTest {
+abstract class FirstAnswerContract {
+
+    /** The database this class's schedules run on. */
+    abstract TestDatabase database();
 
     static Stack stack;
     static World current;
-
-    @BeforeContainer
-    static void start() {
-        stack = Stack.open();
-    }
 
     /** Schedules run and their steps, printed when the suite ends. */
     static final java.util.concurrent.atomic.AtomicLong schedules = new java.util.concurrent.atomic.AtomicLong();
@@ -70,10 +67,11 @@ class FirstAnswerContractTest {
 
     @AfterContainer
     static void stop() {
-        System.out.println("The first-answer contract: " + schedules + " schedules, " + steps
-                + " steps, the invariants checked after each");
+        System.out.println("The first-answer contract" + (stack == null ? "" : " on " + stack.database) + ": "
+                + schedules.getAndSet(0) + " schedules, " + steps.getAndSet(0) + " steps, the invariants checked after each");
         if (stack != null) {
             stack.close();
+            stack = null;
         }
     }
 
@@ -112,9 +110,12 @@ class FirstAnswerContractTest {
                         .withMaxTransformations(24));
     }
 
-    static World newWorld(ClaimMode mode, Door door, CacheKind cache, dev.idempotency.core.Policy policy) {
+    World newWorld(ClaimMode mode, Door door, CacheKind cache, dev.idempotency.core.Policy policy) {
         if (current != null) {
             current.close();
+        }
+        if (stack == null) {
+            stack = Stack.open(database());
         }
         current = stack.world(mode, door, cache);
         current.policy = policy;
