@@ -382,6 +382,14 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         // Atomic: the answer commits the transaction, and only then are the same bytes sent (SPEC A4). Leased: the
         // response is sent whether or not it could be stored (the operation ran and committed).
         context.removeProperty(CLAIMED);
+        if (!(context.getProperty(STATUS) instanceof Integer)) {
+            // This filter's response side never saw the response (a response filter before it threw, and the runtime
+            // answered on its own): nothing to keep; the claim is settled here rather than left open.
+            LOG.log(Level.FINE, "Giving up the key of {0}: its response did not pass the response filter", method.describe());
+            claimed.giveUp();
+            context.proceed();
+            return;
+        }
         writeAndStore(context, claimed::giveUp, response -> {
             Response problem = settle(claimed, response);
             if (problem != null) {
@@ -405,7 +413,16 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         try {
             context.proceed();
         } catch (IOException | RuntimeException e) {
-            giveUp.run();
+            context.setOutputStream(out);
+            if (resolved().flow().workCommitsWithAnswer()) {
+                giveUp.run(); // the work rolls back with its transaction: the retry runs it again
+            } else {
+                // Leased: the resource ran and its work committed; a retry must not run it again. What is known of its
+                // answer is kept, as for a body over the size cap: the status and headers, without the body.
+                LOG.log(Level.WARNING, "The response of " + method.describe() + " could not be written (" + e
+                        + "); its status and headers are kept without its body, so that a retry does not run it again");
+                store.test(StoredHttpResponse.storable(status, replayable(context.getHeaders()), EMPTY, true));
+            }
             throw e;
         } finally {
             context.setOutputStream(out);

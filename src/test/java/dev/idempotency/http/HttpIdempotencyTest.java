@@ -93,6 +93,28 @@ class HttpIdempotencyTest {
         assertThat(r.body()).contains("\"type\":\"https://idempotency.dev/problems/" + type + "\"").contains("\"status\":" + status);
     }
 
+    /**
+     * The response's writer fails after the resource ran. With a leased claim the resource's work has committed on its
+     * own: the key keeps the status and headers (no body), and a retry is replayed them instead of running the work
+     * again. With an atomic or optimistic claim the work rolls back with the transaction, and the retry runs it.
+     */
+    @Test
+    @DisplayName("a response whose writer fails: leased keeps its status (the retry never runs it again); atomic rolls back")
+    void aResponseWhoseWriterFails() throws Exception {
+        String key = java.util.UUID.randomUUID().toString();
+        assertThat(send(post("payments/unwritable", key, BODY)).statusCode()).isEqualTo(500);
+        HttpResponse<String> retry = send(post("payments/unwritable", key, BODY));
+        if ("leased".equals(config().get("idempotency.claim"))) {
+            assertThat(retry.statusCode()).isEqualTo(201);
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+            assertThat(retry.body()).isEmpty();
+            assertThat(Counters.executions).as("the resource ran once").hasValue(1);
+        } else {
+            assertThat(retry.statusCode()).isEqualTo(500);
+            assertThat(Counters.executions).as("nothing was kept: the retry ran").hasValue(2);
+        }
+    }
+
     // ------------------------------------------------------------------------------------------ H2, H3
 
     @Test

@@ -80,6 +80,22 @@ public class PaymentsResource {
         return created(request, uri);
     }
 
+    /** An entity that JSON-B cannot write (its getter throws): the writer fails after the resource ran. */
+    public static class Unwritable {
+        public String getReceipt() {
+            throw new IllegalStateException("the receipt cannot be written");
+        }
+    }
+
+    @POST
+    @Path("unwritable")
+    @Idempotent
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response unwritable() {
+        Counters.executions.incrementAndGet();
+        return Response.status(201).entity(new Unwritable()).build();
+    }
+
     /** Answers with the status asked for, or throws. */
     @POST
     @Path("outcome")
