@@ -109,6 +109,7 @@ final class AtomicFlow implements ClaimFlow {
 
     <R> AtomicOutcome<R> runAtomic(ScopedKey key, String fingerprint, String requestType, Policy policy,
                                           AtomicCall<R> call) throws Exception {
+        transactions.checkNotEnded();
         boolean joined = transactions.isActive();
         return loop.run(key, fingerprint, policy, joined, AtomicOutcome.Replayed::new, (lockWait, started, mine) -> {
             HeldTransaction held = joined ? HeldTransaction.CALLERS : HeldTransaction.AROUND_THE_CALL;
@@ -153,6 +154,7 @@ final class AtomicFlow implements ClaimFlow {
      * @throws IdempotencyStoreException      the store failed; nothing is held
      */
     Decision beginAtomic(ScopedKey key, String fingerprint, String requestType, Policy policy) {
+        transactions.checkNotEnded();
         boolean joined = transactions.isActive();
         try {
             return loop.run(key, fingerprint, policy, joined, Decision.Replay::new, (lockWait, started, mine) -> {

@@ -178,6 +178,7 @@ final class LeasedFlow implements ClaimFlow {
 
     /** See {@link IdempotencyEngine#begin}. */
     Decision begin(ScopedKey key, String fingerprint, String requestType, Policy policy) {
+        transactions.checkNotEnded();
         long started = System.nanoTime();
         keys.checkNotClaimed(key);
         IdempotencyRecord cached = cache.finished(key);
@@ -237,13 +238,14 @@ final class LeasedFlow implements ClaimFlow {
 
     /** See {@link IdempotencyEngine#complete}. */
     void complete(Ticket ticket, byte[] response) {
-        if (!transactions.isActive()) {
+        if (!transactions.isActive() && !transactions.isRollbackOnly()) {
             completeOnItsOwn(ticket, response);
             return;
         }
         heartbeats.stop(ticket);
         Instant now = clock.instant();
         if (transactions.isRollbackOnly()) {
+            // Marked for rollback, or rolled back already under the call (its timeout): never completed on its own.
             // The operation's effects will roll back: nothing to remember, the retry must run.
             LOG.log(Level.FINE, "Releasing {0}: its transaction is marked for rollback", ticket.scopedKey());
             release(ticket);

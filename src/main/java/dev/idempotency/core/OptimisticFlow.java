@@ -98,6 +98,7 @@ final class OptimisticFlow implements ClaimFlow {
     @Override
     public <R> AtomicOutcome<R> run(ScopedKey key, String fingerprint, String requestType, Policy policy, AtomicCall<R> call)
             throws Exception {
+        transactions.checkNotEnded();
         boolean joined = transactions.isActive();
         return loop.run(key, fingerprint, policy, joined, AtomicOutcome.Replayed::new, (lockWait, started, mine) -> {
             Run run = new Run(key, fingerprint, requestType, policy, started);
@@ -140,6 +141,7 @@ final class OptimisticFlow implements ClaimFlow {
      */
     @Override
     public Decision hold(ScopedKey key, String fingerprint, String requestType, Policy policy) {
+        transactions.checkNotEnded();
         boolean joined = transactions.isActive();
         try {
             return loop.run(key, fingerprint, policy, joined, Decision.Replay::new, (lockWait, started, mine) -> {

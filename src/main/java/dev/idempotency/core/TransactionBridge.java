@@ -33,8 +33,24 @@ public interface TransactionBridge {
     /** Whether the calling thread has a transaction that has not completed yet. */
     boolean isActive();
 
-    /** Whether the active transaction is already marked so that it can only roll back. */
+    /**
+     * Whether the thread's transaction can only roll back: marked so, or already rolled back while still associated
+     * with the thread (timed out).
+     */
     boolean isRollbackOnly();
+
+    /**
+     * Refuses a call on a thread whose transaction has ended under it (timed out and rolled back by the manager): the
+     * call would otherwise run outside it, in a new transaction or none, while its caller believes it inside.
+     *
+     * @throws IllegalStateException the thread's transaction has ended
+     */
+    default void checkNotEnded() {
+        if (!isActive() && isRollbackOnly()) {
+            throw new IllegalStateException("The caller's transaction has ended (rolled back, as at its timeout) while"
+                    + " still associated with the thread: nothing runs outside it");
+        }
+    }
 
     /** Calls back once the active transaction has completed, with {@code true} when it committed. */
     void afterCompletion(Consumer<Boolean> committed);

@@ -104,9 +104,16 @@ public final class JtaTransactionBridge implements TransactionBridge {
         return status == Status.STATUS_ACTIVE || status == Status.STATUS_MARKED_ROLLBACK;
     }
 
+    /**
+     * Marked for rollback, or already rolled back (or rolling back) while still this thread's: a transaction the
+     * manager's reaper ended at its timeout while the call ran. Either can only roll back; nothing of the call may be
+     * kept, and no statement may quietly run outside it.
+     */
     @Override
     public boolean isRollbackOnly() {
-        return registry.getTransactionStatus() == Status.STATUS_MARKED_ROLLBACK;
+        int status = registry.getTransactionStatus();
+        return status == Status.STATUS_MARKED_ROLLBACK || status == Status.STATUS_ROLLEDBACK
+                || status == Status.STATUS_ROLLING_BACK;
     }
 
     @Override

@@ -178,6 +178,11 @@ abstract class FirstAnswerContract {
         /** Writes its row and answers; then the caller's transaction rolls back. */
         CALLER_ROLLS_BACK,
         /** HTTP: writes its row and answers; then the response's writer throws. */
-        WRITER_FAILS
+        WRITER_FAILS,
+        /**
+         * Writes its row and answers, but meanwhile the caller's transaction timed out: rolled back by the transaction
+         * manager's reaper, from its own thread, while the call still runs on the caller's.
+         */
+        CALLERS_TRANSACTION_TIMES_OUT
     }
 }

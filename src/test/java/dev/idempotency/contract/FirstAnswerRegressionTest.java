@@ -85,4 +85,19 @@ class FirstAnswerRegressionTest {
             w.race(0, 3, Outcome.OK, false);
         });
     }
+
+    /**
+     * A leased call inside the caller's transaction, which the transaction manager's reaper rolled back at its timeout
+     * while the call ran (the transaction still the thread's): its completion took "no transaction" for "none to join"
+     * and committed the record COMPLETED on its own, so a retry was replayed a success whose work never committed. Now
+     * the key is released, and the retry runs.
+     */
+    @org.junit.jupiter.api.Test
+    void aLeasedCallWhoseCallersTransactionTimedOutKeepsNothing() {
+        run(ClaimMode.LEASED, Door.METHOD_IN_CALLERS_TRANSACTION, CacheKind.PER_NODE, w -> {
+            w.call(0, 0, "A", Outcome.CALLERS_TRANSACTION_TIMES_OUT);
+            w.call(1, 0, "A", Outcome.OK);
+            w.call(0, 0, "A", Outcome.OK);
+        });
+    }
 }
