@@ -298,16 +298,19 @@ final class AtomicFlow implements ClaimFlow {
             // A failure to keep is stored before this node's duplicates are let go or woken: they find it instead of
             // running. (A duplicate on another node that claims the key in the moment between the rollback and this
             // write runs; the failure is then not kept, and a warning says so.)
-            byte[] failure = hold.keptFailure.get();
-            if (failure != null) {
-                leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
-            }
-            loop.forget(id, mine);
-            IdempotencyRecord record = hold.completed.get();
-            if (committed && record != null) {
-                completions.finished(record);
-            } else {
-                completions.changed(key);
+            try {
+                byte[] failure = hold.keptFailure.get();
+                if (failure != null) {
+                    leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+                }
+            } finally {
+                loop.forget(id, mine);
+                IdempotencyRecord record = hold.completed.get();
+                if (committed && record != null) {
+                    completions.finished(record);
+                } else {
+                    completions.changed(key);
+                }
             }
         });
         mine.acquired = true;

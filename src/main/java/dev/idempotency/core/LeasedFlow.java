@@ -327,8 +327,8 @@ final class LeasedFlow implements ClaimFlow {
      * (bounded), so that the caller's retry sees it.
      */
     private void afterTransaction(Runnable work, String failure) {
-        CompletableFuture<Void> done = CompletableFuture.runAsync(work, afterCompletionExecutor);
         try {
+            CompletableFuture<Void> done = CompletableFuture.runAsync(work, afterCompletionExecutor);
             done.get(afterCompletionTimeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -217,8 +217,9 @@ final class OptimisticFlow implements ClaimFlow {
     private <T> AtomicClaimLoop.Step<T> mark(Run run) {
         if (!cache.mark(run.key, run.holder, run.policy.lease())) {
             // Another call holds the marker; it may be one that found the key finished in the store and is about to
-            // replay it: so is this call, then, rather than "in progress".
-            IdempotencyRecord kept = keptInStore(run);
+            // replay it: so is this call, then, rather than "in progress". A store that cannot be read changes nothing
+            // here: the marker holds this call off as before (never a failure a door could let run unprotected).
+            IdempotencyRecord kept = finishedInStore(run.key);
             if (kept != null) {
                 return replayKept(run, kept);
             }
@@ -267,19 +268,23 @@ final class OptimisticFlow implements ClaimFlow {
             keys.remember(key);
             transactions.afterCompletion(committed -> {
                 // In this order: a failure to keep is stored, and the record is in the cache, before any duplicate is
-                // woken or any mark goes, so that a call that marks next finds the answer instead of running.
-                byte[] failure = keptFailure.get();
-                if (failure != null) {
-                    leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+                // woken or any mark goes, so that a call that marks next finds the answer instead of running. Whatever
+                // the first step does, the key is let go.
+                try {
+                    byte[] failure = keptFailure.get();
+                    if (failure != null) {
+                        leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+                    }
+                } finally {
+                    IdempotencyRecord record = written.get();
+                    if (committed && record != null) {
+                        completions.finished(record);
+                    } else {
+                        completions.changed(key);
+                    }
+                    cache.unmark(key, holder);
+                    loop.forget(id, mine);
                 }
-                IdempotencyRecord record = written.get();
-                if (committed && record != null) {
-                    completions.finished(record);
-                } else {
-                    completions.changed(key);
-                }
-                cache.unmark(key, holder);
-                loop.forget(id, mine);
             });
             mine.acquired = true;
             begun = true;

@@ -359,10 +359,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             request.removeProperty(CLAIMED);
             Response problem = settle(claimed, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
             if (problem != null) {
-                String expiryHeader = resolved().global().expiryHeader();
-                if (!expiryHeader.isEmpty()) {
-                    response.getHeaders().remove(expiryHeader); // nothing was kept
-                }
+                // Another answer replaces the response whole: none of its headers (an ETag, a cookie, the expiry of
+                // what was not kept) may go out with it.
+                response.getHeaders().clear();
                 response.setStatus(problem.getStatus());
                 response.getHeaders().putAll(problem.getHeaders());
                 response.setEntity(problem.getEntity());
@@ -384,9 +383,17 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         context.removeProperty(CLAIMED);
         if (!(context.getProperty(STATUS) instanceof Integer)) {
             // This filter's response side never saw the response (a response filter before it threw, and the runtime
-            // answered on its own): nothing to keep; the claim is settled here rather than left open.
-            LOG.log(Level.FINE, "Giving up the key of {0}: its response did not pass the response filter", method.describe());
-            claimed.giveUp();
+            // answered on its own). The claim is settled here rather than left open: atomic and optimistic give it up
+            // (the work rolls back with the transaction); leased keeps a 500 without a body, since the resource's work
+            // has committed and a retry must not run it again.
+            if (resolved().flow().workCommitsWithAnswer()) {
+                LOG.log(Level.FINE, "Giving up the key of {0}: its response did not pass the response filter", method.describe());
+                claimed.giveUp();
+            } else {
+                LOG.log(Level.WARNING, "The response of {0} did not pass the response filter; its key keeps a 500 without"
+                        + " a body, so that a retry does not run it again", method.describe());
+                settle(claimed, StoredHttpResponse.storable(500, List.of(), EMPTY, true));
+            }
             context.proceed();
             return;
         }

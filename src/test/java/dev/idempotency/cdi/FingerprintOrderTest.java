@@ -59,6 +59,11 @@ class FingerprintOrderTest {
         public int executions() {
             return executions.get();
         }
+
+        @Idempotent
+        public String quote(@IdempotencyKey String key, Map<String, Object> fields) {
+            return "quote-" + executions.incrementAndGet();
+        }
     }
 
     static <K, V> Map<K, V> map(Object... kv) {
@@ -87,6 +92,15 @@ class FingerprintOrderTest {
         String retry = orders.place("k-1", map("plum", 5, "pear", 1, "apple", 2), set(Option.EXPRESS, Option.INSURED), reordered);
 
         assertThat(retry).as("replayed").isEqualTo(first);
+        assertThat(orders.executions()).isEqualTo(1);
+    }
+
+    /** Numbers whose text JSON-B and JSON-P write differently (1.5E7, 1.5E+7): one fingerprint, sorted or not. */
+    @Test
+    void aMapAlreadyInOrderAndOneNotGiveTheSameFingerprintWhateverItsNumbers() {
+        String first = orders.quote("k-5", map("amount", 1.5e7, "currency", "EUR", "rate", 1.0e-5));
+        String retry = orders.quote("k-5", map("rate", 1.0e-5, "currency", "EUR", "amount", 1.5e7));
+        assertThat(retry).isEqualTo(first);
         assertThat(orders.executions()).isEqualTo(1);
     }
 
