@@ -80,6 +80,7 @@ public class IdempotencyExtension implements Extension {
         bbd.addAnnotatedType(PurgeSchedule.class, PurgeSchedule.class.getName());
         bbd.addAnnotatedType(IdempotencyManagerBean.class, IdempotencyManagerBean.class.getName());
         bbd.addAnnotatedType(IdempotencyBean.class, IdempotencyBean.class.getName());
+        bbd.addAnnotatedType(RequestEnd.class, RequestEnd.class.getName());
         if (present("org.eclipse.microprofile.health.HealthCheck")) {
             bbd.addAnnotatedType(IdempotencyReadinessCheck.class, IdempotencyReadinessCheck.class.getName());
         }

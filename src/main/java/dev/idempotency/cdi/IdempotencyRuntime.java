@@ -81,6 +81,28 @@ public class IdempotencyRuntime {
         engine();
     }
 
+    private volatile RequestEnd requestEnd;
+
+    /**
+     * The current request's {@link RequestEnd} (settles what a door left open when the request ends); {@code null} when
+     * no request context is active on this thread, where there is nothing to end.
+     */
+    public RequestEnd requestEnd() {
+        try {
+            if (!beanManager.getContext(jakarta.enterprise.context.RequestScoped.class).isActive()) {
+                return null;
+            }
+        } catch (jakarta.enterprise.context.ContextNotActiveException e) {
+            return null;
+        }
+        RequestEnd r = requestEnd;
+        if (r == null) {
+            r = beans.select(RequestEnd.class).get(); // its client proxy: the same for every request
+            requestEnd = r;
+        }
+        return r;
+    }
+
     /** The engine, started on first use. */
     public IdempotencyEngine engine() {
         IdempotencyEngine e = engine;

@@ -54,6 +54,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     private static final Logger LOG = Logger.getLogger(IdempotencyHttpFilter.class.getName());
     private static final String CLAIMED = IdempotencyHttpFilter.class.getName() + ".claimed";
     private static final String STATUS = IdempotencyHttpFilter.class.getName() + ".status";
+    private static final String END = IdempotencyHttpFilter.class.getName() + ".end";
     private static final byte[] EMPTY = new byte[0];
     static final String REPLAYED = "Idempotent-Replayed";
 
@@ -172,7 +173,16 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             } else {
                 // Settled once, on this thread, by the response side (atomic: the resource method, the writing of its
                 // response and the answer run in the transaction the claim opened).
-                request.setProperty(CLAIMED, ((Decision.Held) decision).claimed());
+                Claimed claimed = ((Decision.Held) decision).claimed();
+                request.setProperty(CLAIMED, claimed);
+                dev.idempotency.cdi.RequestEnd end = runtime.requestEnd();
+                if (end != null) {
+                    // Settled at the latest when the request ends: when neither the response filter nor the writer
+                    // runs (an application's response filter threw before this one), its transaction must not stay
+                    // open on the request's thread, nor its key held.
+                    request.setProperty(END, end);
+                    end.settleAtEnd(claimed, () -> settleUnseen(claimed));
+                }
             }
         } catch (IdempotencyKeyReusedException e) {
             request.abortWith(Problems.keyReused(header));
@@ -341,6 +351,32 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     // ----------------------------------------------------------------------------------------- response
 
+    /** The door settles the claim now: it is no longer the request end's to settle. */
+    private static void take(java.util.function.Function<String, Object> get, java.util.function.Consumer<String> remove) {
+        Object claimed = get.apply(CLAIMED);
+        remove.accept(CLAIMED);
+        if (get.apply(END) instanceof dev.idempotency.cdi.RequestEnd end) {
+            end.settled(claimed);
+        }
+    }
+
+    /**
+     * Settles a claim whose response this filter never saw (an application's response filter before it threw and the
+     * runtime answered on its own, or the request ended without a response). Atomic and optimistic give it up (the work
+     * rolls back with the transaction); leased keeps a 500 without a body, since the resource's work has committed and
+     * a retry must not run it again.
+     */
+    private void settleUnseen(Claimed claimed) {
+        if (resolved().flow().workCommitsWithAnswer()) {
+            LOG.log(Level.FINE, "Giving up the key of {0}: its response did not pass the response filter", method.describe());
+            claimed.giveUp();
+        } else {
+            LOG.log(Level.WARNING, "The response of {0} did not pass the response filter; its key keeps a 500 without"
+                    + " a body, so that a retry does not run it again", method.describe());
+            settle(claimed, StoredHttpResponse.storable(500, List.of(), EMPTY, true));
+        }
+    }
+
     @Override
     public void filter(ContainerRequestContext request, ContainerResponseContext response) {
         Claimed claimed = (Claimed) request.getProperty(CLAIMED);
@@ -349,14 +385,14 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
         int status = response.getStatus();
         if (!method.http().keepStatus().contains(status)) {
-            request.removeProperty(CLAIMED);
+            take(request::getProperty, request::removeProperty);
             LOG.log(Level.FINE, "Giving up the key of {0}: status {1} is not kept", new Object[] {method.describe(), status});
             claimed.giveUp();
             return;
         }
         expiry(response.getHeaders(), claimed.ticket().expiresAt());
         if (!response.hasEntity()) {
-            request.removeProperty(CLAIMED);
+            take(request::getProperty, request::removeProperty);
             Response problem = settle(claimed, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
             if (problem != null) {
                 // Another answer replaces the response whole: none of its headers (an ETag, a cookie, the expiry of
@@ -380,20 +416,11 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
         // Atomic: the answer commits the transaction, and only then are the same bytes sent (SPEC A4). Leased: the
         // response is sent whether or not it could be stored (the operation ran and committed).
-        context.removeProperty(CLAIMED);
+        take(context::getProperty, context::removeProperty);
         if (!(context.getProperty(STATUS) instanceof Integer)) {
             // This filter's response side never saw the response (a response filter before it threw, and the runtime
-            // answered on its own). The claim is settled here rather than left open: atomic and optimistic give it up
-            // (the work rolls back with the transaction); leased keeps a 500 without a body, since the resource's work
-            // has committed and a retry must not run it again.
-            if (resolved().flow().workCommitsWithAnswer()) {
-                LOG.log(Level.FINE, "Giving up the key of {0}: its response did not pass the response filter", method.describe());
-                claimed.giveUp();
-            } else {
-                LOG.log(Level.WARNING, "The response of {0} did not pass the response filter; its key keeps a 500 without"
-                        + " a body, so that a retry does not run it again", method.describe());
-                settle(claimed, StoredHttpResponse.storable(500, List.of(), EMPTY, true));
-            }
+            // answered on its own): the claim is settled here rather than left open.
+            settleUnseen(claimed);
             context.proceed();
             return;
         }

@@ -22,7 +22,7 @@ class HttpAtomicTest extends OneServerTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = HttpTestServer.onH2(Map.of(), LedgerResource.class);
+        server = HttpTestServer.onH2(Map.of(), LedgerResource.class, BreakingResponseFilter.class);
     }
 
     HttpResponse<byte[]> post(String path, String key) throws Exception {
@@ -132,6 +132,30 @@ class HttpAtomicTest extends OneServerTest {
         // Every worker thread serves a request: none may still be in the failed request's transaction.
         for (int i = 0; i < 100; i++) {
             assertThat(post("ledger", UUID.randomUUID().toString()).statusCode()).isEqualTo(201);
+        }
+        HttpResponse<byte[]> retry = post("ledger", key);
+        assertThat(retry.statusCode()).as("the key is free at once").isEqualTo(201);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 101);
+    }
+
+    /**
+     * An application's response filter that runs before the library's and throws: the runtime answers 500 without the
+     * library's response filter. The transaction the request filter began must still end on the request's thread (else
+     * its claim row stays locked and the thread carries it into the next requests it serves), and nothing is kept.
+     */
+    @Test
+    @DisplayName("a response filter that throws before the library's leaves no claim or transaction open: the retry runs")
+    void aResponseFilterThatThrowsLeavesNoClaimOpen() throws Exception {
+        long before = rows("select count(*) from test_payment");
+        long records = rows("select count(*) from idempotency_record");
+        String key = UUID.randomUUID().toString();
+        assertThat(server.sendForBytes(server.request("ledger").header("Idempotency-Key", key).header("X-Break-Response", "true")
+                .POST(HttpRequest.BodyPublishers.noBody()).build()).statusCode()).isEqualTo(500);
+        assertThat(rows("select count(*) from test_payment")).as("the business row rolled back").isEqualTo(before);
+        assertThat(rows("select count(*) from idempotency_record")).as("no trace of the key").isEqualTo(records);
+        for (int i = 0; i < 100; i++) {
+            assertThat(post("ledger", UUID.randomUUID().toString()).statusCode()).as("request %s after it", i).isEqualTo(201);
         }
         HttpResponse<byte[]> retry = post("ledger", key);
         assertThat(retry.statusCode()).as("the key is free at once").isEqualTo(201);

@@ -38,7 +38,8 @@ class HttpIdempotencyTest {
 
     @BeforeAll
     void start() throws Exception {
-        server = HttpTestServer.onH2(config(), PaymentsResource.class, PlainResource.class, ItemsResource.class);
+        server = HttpTestServer.onH2(config(), PaymentsResource.class, PlainResource.class, ItemsResource.class,
+                BreakingResponseFilter.class);
     }
 
     @AfterAll
@@ -112,6 +113,32 @@ class HttpIdempotencyTest {
         } else {
             assertThat(retry.statusCode()).isEqualTo(500);
             assertThat(Counters.executions).as("nothing was kept: the retry ran").hasValue(2);
+        }
+    }
+
+    /**
+     * An application's response filter that runs before the library's throws: neither the library's response filter nor
+     * its writer sees the response. The claim is settled when the request ends: atomic and optimistic roll the work back
+     * and free the key; leased (the work committed) keeps a 500 without a body. Either way no key stays held and no
+     * transaction stays open on the request's thread: every later request is answered.
+     */
+    @Test
+    @DisplayName("a response filter that throws before the library's: the claim is settled at the request's end, never left open")
+    void aResponseFilterThatThrows() throws Exception {
+        String key = java.util.UUID.randomUUID().toString();
+        assertThat(send(post("payments", key, BODY).header("X-Break-Response", "true")).statusCode()).isEqualTo(500);
+        for (int i = 0; i < 40; i++) {
+            assertThat(send(post("payments", key(), BODY)).statusCode()).as("request %s after it", i).isEqualTo(201);
+        }
+        HttpResponse<String> retry = send(post("payments", key, BODY));
+        if ("leased".equals(config().get("idempotency.claim"))) {
+            assertThat(retry.statusCode()).isEqualTo(500);
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+            assertThat(Counters.executions).as("the resource ran once for the key").hasValue(41);
+        } else {
+            assertThat(retry.statusCode()).isEqualTo(201);
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+            assertThat(Counters.executions).as("nothing was kept: the retry ran").hasValue(42);
         }
     }
 
