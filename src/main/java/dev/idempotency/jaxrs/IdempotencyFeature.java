@@ -23,8 +23,21 @@ import java.lang.reflect.Method;
 @Provider
 public class IdempotencyFeature implements DynamicFeature {
 
-    /** After authentication and authorisation, so that the principal is known. */
-    public static final int PRIORITY = Priorities.USER;
+    /**
+     * The request filter's: after every request filter of the application's (authentication and authorisation, so that
+     * the principal is known; a rate limiter's 429 or a check's 403), so that a key is claimed only for a request the
+     * resource will run, and a refusal the resource never gave is not bound to its key.
+     */
+    public static final int REQUEST_PRIORITY = Integer.MAX_VALUE - 1000;
+
+    /**
+     * The response filter's: after every response filter of the application's (response filters run from the highest
+     * priority down), so that the status it sees is the one sent.
+     */
+    public static final int RESPONSE_PRIORITY = Integer.MIN_VALUE + 1000;
+
+    /** The writer interceptor's: inside the entity coders' ({@code Priorities.ENTITY_CODER}), as a user's. */
+    public static final int WRITER_PRIORITY = Priorities.USER;
 
     @Override
     public void configure(ResourceInfo resourceInfo, FeatureContext context) {
@@ -41,6 +54,9 @@ public class IdempotencyFeature implements DynamicFeature {
             return;
         }
         IdempotencyRuntime runtime = CDI.current().select(IdempotencyRuntime.class).get();
-        context.register(new IdempotencyHttpFilter(settings, runtime), PRIORITY);
+        context.register(new IdempotencyHttpFilter(settings, runtime), java.util.Map.of(
+                jakarta.ws.rs.container.ContainerRequestFilter.class, REQUEST_PRIORITY,
+                jakarta.ws.rs.container.ContainerResponseFilter.class, RESPONSE_PRIORITY,
+                jakarta.ws.rs.ext.WriterInterceptor.class, WRITER_PRIORITY));
     }
 }

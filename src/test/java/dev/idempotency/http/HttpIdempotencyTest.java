@@ -39,7 +39,7 @@ class HttpIdempotencyTest {
     @BeforeAll
     void start() throws Exception {
         server = HttpTestServer.onH2(config(), PaymentsResource.class, PlainResource.class, ItemsResource.class,
-                BreakingResponseFilter.class);
+                BreakingResponseFilter.class, RefusingRequestFilter.class);
     }
 
     @AfterAll
@@ -140,6 +140,24 @@ class HttpIdempotencyTest {
             assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
             assertThat(Counters.executions).as("nothing was kept: the retry ran").hasValue(42);
         }
+    }
+
+    /**
+     * An application's request filter refuses the request (a rate limiter's 429, an authorisation check's 403) before
+     * the resource runs: that refusal is not the resource's answer and must not be bound to the key. The library's
+     * request filter runs after the application's, so it never claimed the key: the retry that is let through runs.
+     */
+    @Test
+    @DisplayName("a 403 or 429 from an application's request filter is not bound to the key: the retry let through runs")
+    void aRefusalFromAnotherRequestFilterIsNotBoundToTheKey() throws Exception {
+        for (String status : new String[] {"403", "429"}) {
+            String key = key();
+            assertThat(send(post("payments", key, BODY).header("X-Refuse", status)).statusCode()).isEqualTo(Integer.parseInt(status));
+            HttpResponse<String> retry = send(post("payments", key, BODY));
+            assertThat(retry.statusCode()).as("after a %s", status).isEqualTo(201);
+            assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        }
+        assertThat(Counters.executions).hasValue(2);
     }
 
     // ------------------------------------------------------------------------------------------ H2, H3
