@@ -38,6 +38,7 @@ public enum ConfigKey {
     FAIL_OPEN("idempotency.fail-open", "false"),
     ANONYMOUS("idempotency.anonymous", "allow"),
     EXPIRY_HEADER("idempotency.expiry-header", ""),
+    WWW_AUTHENTICATE("idempotency.www-authenticate", "Bearer"),
     STORE_KEYS("idempotency.store-keys", "plain"),
     CACHE_MODE("idempotency.cache.mode", "local"),
     CACHE_MAX_ENTRIES("idempotency.cache.max-entries", "100000"),

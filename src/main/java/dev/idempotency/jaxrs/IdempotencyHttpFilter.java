@@ -207,20 +207,29 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     private String principal(ContainerRequestContext request, GlobalSettings global) {
         SecurityContext security = request.getSecurityContext();
         java.security.Principal caller = security == null ? null : security.getUserPrincipal();
+        boolean authenticated = caller != null && caller.getName() != null && !caller.getName().isEmpty();
+        String credentials = request.getHeaderString(HttpHeaders.AUTHORIZATION);
+        if (!authenticated && credentials != null && global.scopeByPrincipal()) {
+            // Credentials the server did not accept (a wrong password on a resource no constraint protects): the request
+            // is not an anonymous caller's, and must not run in the scope every anonymous caller shares.
+            LOG.log(Level.FINE, "Rejected a keyed request to {0}: its credentials were not accepted", method.describe());
+            request.abortWith(Problems.credentialsRefused(challenge(credentials, global)));
+            return null;
+        }
         AnonymousPolicy anonymous = method.http().anonymous();
-        if (anonymous.mode() == AnonymousPolicy.Mode.ALLOW || (caller != null && caller.getName() != null && !caller.getName().isEmpty())) {
+        if (anonymous.mode() == AnonymousPolicy.Mode.ALLOW || authenticated) {
             return ScopedKey.principalOf(caller, global.scopeByPrincipal());
         }
         if (anonymous.mode() == AnonymousPolicy.Mode.REJECT) {
             LOG.log(Level.FINE, "Rejected a keyed request to {0}: no authenticated caller", method.describe());
-            request.abortWith(Problems.unauthenticated(null));
+            request.abortWith(Problems.unauthenticated(null, challenge(null, global)));
             return null;
         }
         List<String> clients = request.getHeaders().get(anonymous.header());
         if (clients == null || clients.isEmpty()) {
             LOG.log(Level.FINE, "Rejected a keyed request to {0}: no authenticated caller and no {1} header",
                     new Object[] {method.describe(), anonymous.header()});
-            request.abortWith(Problems.unauthenticated(anonymous.header()));
+            request.abortWith(Problems.unauthenticated(anonymous.header(), challenge(null, global)));
             return null;
         }
         String client = clients.get(0).strip();
@@ -231,6 +240,20 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             return null;
         }
         return AnonymousPolicy.CLIENT_PREFIX + client;
+    }
+
+    /**
+     * The {@code WWW-Authenticate} challenge of a {@code 401}: the scheme of the credentials the request sent (the client
+     * learns they were refused), else {@code idempotency.www-authenticate}.
+     */
+    private static String challenge(String credentials, GlobalSettings global) {
+        if (credentials != null) {
+            String scheme = credentials.strip().split("[ \t]", 2)[0];
+            if (!scheme.isEmpty() && scheme.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")) {
+                return scheme;
+            }
+        }
+        return global.wwwAuthenticate();
     }
 
     private volatile JsonBody jsonBody;

@@ -70,12 +70,23 @@ final class Problems {
     }
 
     /** SPEC H15: a keyed request without a principal where anonymous keys are rejected or need a client header. */
-    static Response unauthenticated(String clientHeader) {
-        return problem(401, UNAUTHENTICATED, "Authentication required for idempotency keys",
+    static Response unauthenticated(String clientHeader, String challenge) {
+        return challenged(problem(401, UNAUTHENTICATED, "Authentication required for idempotency keys",
                 clientHeader == null
                         ? "This operation accepts an idempotency key only from an authenticated caller. Authenticate and retry."
                         : "This operation accepts an idempotency key only from an authenticated caller or a client that names "
-                        + "itself in the " + clientHeader + " request header. Send either and retry.", null);
+                        + "itself in the " + clientHeader + " request header. Send either and retry.", null), challenge);
+    }
+
+    /** A keyed request whose credentials the server did not accept: it is not run as an anonymous caller. */
+    static Response credentialsRefused(String challenge) {
+        return challenged(problem(401, UNAUTHENTICATED, "Authentication required for idempotency keys",
+                "The request's credentials were not accepted; an idempotency key is not taken from a caller that could not be"
+                        + " authenticated. Send valid credentials, or none, and retry.", null), challenge);
+    }
+
+    private static Response challenged(Response problem, String challenge) {
+        return Response.fromResponse(problem).header(jakarta.ws.rs.core.HttpHeaders.WWW_AUTHENTICATE, challenge).build();
     }
 
     static Response clientIdInvalid(String clientHeader, String problem) {

@@ -62,7 +62,8 @@ public record ScopedKey(String namespace, String principal, String key) {
     /**
      * The principal part of a caller's keys (SPEC H9), the one rule for every door: {@code ""} when keys are not
      * scoped per caller, {@value #ANONYMOUS} when there is no authenticated caller (no principal, or one without
-     * a name), else {@link #principal(String) its name as stored}.
+     * a name), else {@link #principal(String) its name as stored}, {@link #authenticated(String) escaped} when it could
+     * be taken for an anonymous scope.
      *
      * @param caller          the authenticated caller, or {@code null}
      * @param scopedPerCaller whether keys are scoped per caller
@@ -73,7 +74,23 @@ public record ScopedKey(String namespace, String principal, String key) {
             return "";
         }
         String name = caller == null ? null : caller.getName();
-        return name == null || name.isEmpty() ? ANONYMOUS : principal(name);
+        return name == null || name.isEmpty() ? ANONYMOUS : principal(authenticated(name));
+    }
+
+    /** What an authenticated caller's name is escaped with when it could be taken for an anonymous scope. */
+    static final String ESCAPE = "~";
+
+    /**
+     * An authenticated caller's name as a scope that no unauthenticated caller shares: itself, unless it is
+     * {@value #ANONYMOUS}, starts with {@code anonymous:} (the scopes of anonymous callers and of API client ids), or
+     * starts with {@value #ESCAPE}: then {@value #ESCAPE} and the name. Two names never meet (the escaped ones all start
+     * with {@value #ESCAPE}, which no unescaped one does), and every other name is kept as it was.
+     *
+     * @param name an authenticated caller's name, not empty
+     * @return the scope of that caller's keys (before shortening)
+     */
+    public static String authenticated(String name) {
+        return name.equals(ANONYMOUS) || name.startsWith(ANONYMOUS + ":") || name.startsWith(ESCAPE) ? ESCAPE + name : name;
     }
 
     /**

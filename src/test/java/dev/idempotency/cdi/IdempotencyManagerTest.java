@@ -258,6 +258,9 @@ class IdempotencyManagerTest {
                     @Override
                     public java.security.Principal getPrincipal() {
                         String name = CALLER.get();
+                        if ("!fails".equals(name)) {
+                            throw new SecurityException("the security subsystem failed");
+                        }
                         return name == null ? null : () -> name;
                     }
 
@@ -287,6 +290,35 @@ class IdempotencyManagerTest {
             CALLER.set("alice");
             assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("alice's receipt");
             assertThat(m.check(RequestKey.of("order-1")).seen()).isTrue();
+        } finally {
+            CALLER.remove();
+        }
+    }
+
+    /**
+     * The names servers give the unauthenticated caller through CDI's Principal (WildFly's anonymous, Payara's
+     * ANONYMOUS, Open Liberty's UNAUTHENTICATED) are the anonymous scope, the one a request without a principal has;
+     * a Principal that fails refuses the call rather than run it as anybody.
+     */
+    @Test
+    void theServersUnauthenticatedNamesAreAnonymousAndAFailingPrincipalRefuses() {
+        IdempotencyManager m = nodeWithCallers("unauthenticated", Map.of());
+        RequestKey k = RequestKey.of("order-3");
+        try {
+            CALLER.set(null);
+            m.store(k, "nobody's receipt");
+            for (String name : new String[] {"anonymous", "ANONYMOUS", "UNAUTHENTICATED"}) {
+                CALLER.set(name);
+                assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).as(name).isEqualTo("nobody's receipt");
+            }
+            CALLER.set("alice");
+            assertThatThrownBy(() -> m.retrieve(k)).isInstanceOf(IdempotencyResponseNotFoundException.class);
+            CALLER.set("!fails");
+            assertThatThrownBy(() -> m.store(RequestKey.of("order-4"), "charged"))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("Could not tell who calls");
+            CALLER.set(null);
+            assertThatThrownBy(() -> m.retrieve(RequestKey.of("order-4"))).as("nothing was stored")
+                    .isInstanceOf(IdempotencyResponseNotFoundException.class);
         } finally {
             CALLER.remove();
         }

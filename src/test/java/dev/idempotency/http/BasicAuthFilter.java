@@ -13,12 +13,12 @@ import java.security.Principal;
 import java.util.Base64;
 import java.util.Map;
 
-/** HTTP Basic for the tests (alice / alice-pw, bob / bob-pw); no credentials means anonymous. */
+/** HTTP Basic for the tests (alice / alice-pw, bob / bob-pw, and a user named anonymous); no credentials means anonymous. */
 @Provider
 @Priority(Priorities.AUTHENTICATION)
 public class BasicAuthFilter implements ContainerRequestFilter {
 
-    static final Map<String, String> USERS = Map.of("alice", "alice-pw", "bob", "bob-pw");
+    static final Map<String, String> USERS = Map.of("alice", "alice-pw", "bob", "bob-pw", "anonymous", "anonymous-pw");
 
     @Override
     public void filter(ContainerRequestContext request) {

@@ -91,6 +91,49 @@ class HttpAnonymousTest extends OneServerTest {
         assertThat(alice.body()).as("alice's scope is her own, whatever client id she sends").isEqualTo("run 3 by alice");
     }
 
+    /**
+     * A request that sent credentials the server did not accept (a wrong password where no security constraint stops
+     * it) is not an anonymous caller's: run in the shared anonymous scope, it would charge as anybody and replay to
+     * anybody. It is answered 401 under every policy, with a challenge in the scheme it tried.
+     */
+    @Test
+    @DisplayName("credentials not accepted: 401 unauthenticated with WWW-Authenticate in their scheme, under every policy; nothing runs")
+    void credentialsNotAcceptedAreNotAnonymous() throws Exception {
+        String k = UUID.randomUUID().toString();
+        for (String path : new String[] {"allow", "reject", "client"}) {
+            HttpResponse<String> refused = post(path, k, "Authorization", "Bearer not-a-token", "X-Client-Id", "client-a");
+            assertProblem(refused, 401, "unauthenticated");
+            assertThat(refused.body()).contains("credentials were not accepted");
+            assertThat(refused.headers().firstValue("WWW-Authenticate")).as(path).hasValue("Bearer");
+        }
+        assertThat(Counters.executions).hasValue(0);
+        assertThat(post("allow", k).body()).as("the same key from an anonymous caller runs").isEqualTo("run 1 by anonymous");
+    }
+
+    @Test
+    @DisplayName("every 401 of the library carries a WWW-Authenticate challenge (idempotency.www-authenticate, Bearer by default)")
+    void unauthenticatedAnswersCarryAChallenge() throws Exception {
+        HttpResponse<String> rejected = post("reject", UUID.randomUUID().toString());
+        assertProblem(rejected, 401, "unauthenticated");
+        assertThat(rejected.headers().firstValue("WWW-Authenticate")).hasValue("Bearer");
+        HttpResponse<String> noClient = post("client", UUID.randomUUID().toString());
+        assertThat(noClient.headers().firstValue("WWW-Authenticate")).hasValue("Bearer");
+    }
+
+    /** A user the server authenticated under the name {@code anonymous} has a scope of its own, not the anonymous one. */
+    @Test
+    @DisplayName("an authenticated user named anonymous does not share the unauthenticated callers' scope")
+    void aUserNamedAnonymousIsNotAnonymous() throws Exception {
+        String k = UUID.randomUUID().toString();
+        assertThat(post("allow", k).body()).isEqualTo("run 1 by anonymous");
+        HttpResponse<String> named = post("allow", k, "Authorization", BasicAuthFilter.basic("anonymous"));
+        assertThat(named.body()).as("its own scope: it runs").isEqualTo("run 2 by anonymous");
+        assertThat(named.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        HttpResponse<String> again = post("allow", k);
+        assertThat(again.body()).isEqualTo("run 1 by anonymous");
+        assertThat(again.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+    }
+
     @Test
     @DisplayName("C2: <fqcn>/<method>/Idempotent/anonymous=reject overrides the annotation's allow")
     void configurationOverridesTheAnnotation() throws Exception {
