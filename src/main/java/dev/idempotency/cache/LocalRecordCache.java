@@ -18,7 +18,9 @@ import java.util.concurrent.TimeUnit;
  * The library's own cache of this JVM alone ({@code idempotency.cache.mode=local}, the default): finished records under
  * their {@link ScopedKey} itself (a duplicate's read builds and hashes no key text) in a bounded Caffeine cache (the one
  * Infinispan itself keeps its bounded entries in), each until its record expires, the least used going first beyond
- * {@code idempotency.cache.max-entries}.
+ * {@code idempotency.cache.max-entries}, and for at most {@code idempotency.cache.local-max-age}: with several nodes,
+ * each with a cache of its own, a record another node deleted (an operator's deletion, a purge) is read again from the
+ * store after that long, never replayed here for the rest of its life.
  *
  * <p>Nothing outside this JVM reads or writes it, so it holds the records as they are: no encoding, no MAC, no copy,
  * and none of a clustered cache's machinery (its interceptors, per-key locks, events) on a first request's write or a
@@ -47,6 +49,7 @@ public final class LocalRecordCache implements ManagedRecordCache {
     private final Clock clock;
     private final LocalCompletionSignals signals;
     private final long maxEntries;
+    private final long maxAgeNanos;
 
     /**
      * @param maxEntries the most entries held; beyond it the least used go first
@@ -54,14 +57,27 @@ public final class LocalRecordCache implements ManagedRecordCache {
      * @param signals    this node's waiters, woken by each write of their key
      */
     public LocalRecordCache(long maxEntries, Clock clock, LocalCompletionSignals signals) {
-        this(maxEntries, clock, signals, Ticker.systemTicker());
+        this(maxEntries, null, clock, signals, Ticker.systemTicker());
+    }
+
+    /**
+     * @param maxEntries the most entries held; beyond it the least used go first
+     * @param maxAge     the longest a record is held, from its write ({@code idempotency.cache.local-max-age}): with
+     *                   several nodes, each with a cache of its own, how long another node's deletion of a record may
+     *                   go unseen here; {@code null}: until the record expires
+     * @param clock      the clock records' expiries are read against
+     * @param signals    this node's waiters, woken by each write of their key
+     */
+    public LocalRecordCache(long maxEntries, Duration maxAge, Clock clock, LocalCompletionSignals signals) {
+        this(maxEntries, maxAge, clock, signals, Ticker.systemTicker());
     }
 
     /** @param ticker the time entries live by (a test's, moved by hand) */
-    LocalRecordCache(long maxEntries, Clock clock, LocalCompletionSignals signals, Ticker ticker) {
+    LocalRecordCache(long maxEntries, Duration maxAge, Clock clock, LocalCompletionSignals signals, Ticker ticker) {
         this.clock = clock;
         this.signals = signals;
         this.maxEntries = maxEntries;
+        this.maxAgeNanos = maxAge == null ? Long.MAX_VALUE : maxAge.toNanos();
         this.entries = Caffeine.newBuilder()
                 .maximumSize(maxEntries)
                 .ticker(ticker)
@@ -124,9 +140,14 @@ public final class LocalRecordCache implements ManagedRecordCache {
         }
     }
 
-    /** How long an entry for the record may live: until the record expires; zero or less: not to be held. */
+    /**
+     * How long an entry for the record may live: until the record expires, and at most the cache's max age; zero or
+     * less: not to be held.
+     */
     private long lifeNanos(IdempotencyRecord record) {
-        return record.isFinished() ? TimeUnit.MILLISECONDS.toNanos(record.expiresAt().toEpochMilli() - clock.millis()) : 0;
+        return record.isFinished()
+                ? Math.min(maxAgeNanos, TimeUnit.MILLISECONDS.toNanos(record.expiresAt().toEpochMilli() - clock.millis()))
+                : 0;
     }
 
     /** Released or deleted: a tombstone, which also wakes this node's waiters, one of which claims next. */

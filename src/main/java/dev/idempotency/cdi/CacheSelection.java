@@ -69,7 +69,7 @@ public class CacheSelection {
             }
             if (s.cacheMode().equals("local")) {
                 // This JVM's alone: a bounded map of its records, no cache manager (SPEC S4).
-                return recordCache = new LocalRecordCache(s.cacheMaxEntries(), clock, signals);
+                return recordCache = new LocalRecordCache(s.cacheMaxEntries(), s.cacheLocalMaxAge(), clock, signals);
             }
             CacheKeys keys = keys(s, true);
             manager = ownCacheManager = CacheManagers.start(true, s.clusterName(), s.nodeId(),

@@ -234,7 +234,13 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         } catch (Exception e) {
             throw new IdempotencyTransferException(file + " is corrupt: " + e.getMessage(), e);
         }
-        engine.importAll(records);
+        try {
+            engine.importAll(records);
+        } catch (dev.idempotency.spi.StoreManagement.LiveClaimException e) {
+            throw new IdempotencyTransferException(file + " holds a record for the " + e.key() + ", which a call still running"
+                    + " has claimed (replaced, the call's retry would get an answer it did not give); nothing was imported."
+                    + " Import when that call has finished, or into a store that is not in use", e);
+        }
         return records.size();
     }
 

@@ -3,8 +3,8 @@ package dev.idempotency.cdi;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.RequestScoped;
 
-import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -21,27 +21,41 @@ public class RequestEnd {
 
     private static final Logger LOG = Logger.getLogger(RequestEnd.class.getName());
 
-    private final Map<Object, Runnable> open = new IdentityHashMap<>(2);
+    /** Claims not settled yet, by identity (a claim does not override equals), and how to settle each. */
+    private final Map<Object, Runnable> open = new ConcurrentHashMap<>(2);
 
-    /** Settles {@code claim} with {@code settle} when the request ends, unless {@link #settled} was said first. */
-    public void settleAtEnd(Object claim, Runnable settle) {
+    /**
+     * Settles {@code claim} with {@code settle} when the request ends, unless {@link #take} took it first.
+     *
+     * @return this request's instance itself, not the container's proxy: the door may take the claim back on another
+     *         thread, where this request's context is not active
+     */
+    public RequestEnd settleAtEnd(Object claim, Runnable settle) {
         open.put(claim, settle);
+        return this;
     }
 
-    /** The claim was settled by its door. */
-    public void settled(Object claim) {
-        open.remove(claim);
+    /**
+     * The door settles the claim itself: it is no longer the request end's.
+     *
+     * @return whether it was still open; {@code false}: the request end settled it already, and the door must not
+     */
+    public boolean take(Object claim) {
+        return open.remove(claim) != null;
     }
 
     @PreDestroy
     void end() {
-        for (Runnable settle : open.values()) {
+        for (Object claim : open.keySet()) {
+            Runnable settle = open.remove(claim);
+            if (settle == null) {
+                continue; // the door took it meanwhile
+            }
             try {
                 settle.run();
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "Could not settle a claim left open at the end of its request", e);
             }
         }
-        open.clear();
     }
 }

@@ -42,6 +42,7 @@ public enum ConfigKey {
     STORE_KEYS("idempotency.store-keys", "plain"),
     CACHE_MODE("idempotency.cache.mode", "local"),
     CACHE_MAX_ENTRIES("idempotency.cache.max-entries", "100000"),
+    CACHE_LOCAL_MAX_AGE("idempotency.cache.local-max-age", "PT1M"),
     CACHE_CLUSTERING("idempotency.cache.clustering", "replicated"),
     CACHE_OWNERS("idempotency.cache.owners", "2"),
     CACHE_CLUSTER_NAME("idempotency.cache.cluster-name", "idempotency"),

@@ -249,6 +249,15 @@ final class AtomicFlow implements ClaimFlow {
 
     /** Gives a held atomic claim up: its transaction rolls back (the engine's), or its claim row goes (the caller's). */
     void abortAtomic(AtomicHold hold) {
+        if (hold.transaction instanceof HeldTransaction.Callers && !transactions.isActive()) {
+            // The caller's transaction ended before the door settled the claim (a request whose response never reached
+            // the library, settled when the request ended): whatever it did to the claim and the work is done; deleting
+            // the claim now could free the key of work that committed.
+            LOG.log(transactions.isRollbackOnly() ? Level.FINE : Level.WARNING,
+                    "The transaction that holds the claim of the {0} ended before the claim was settled;"
+                    + " it is left as that transaction left it", hold.ticket().scopedKey());
+            return;
+        }
         hold.transaction.abort(hold.ticket(), heldActions);
     }
 

@@ -398,9 +398,14 @@ public final class IdempotencyEngine {
         return management("delete records").delete(which, clock.instant(), batchSize, cache.cache()::remove);
     }
 
-    /** Writes records as they are (an import): replaces records with the same keys; the cache is emptied. */
+    /**
+     * Writes records as they are (an import): replaces records with the same keys, never a claim whose lease is alive
+     * (nothing is written then); the cache is emptied.
+     *
+     * @throws dev.idempotency.spi.StoreManagement.LiveClaimException a record's key is claimed by a call still running
+     */
     public void importAll(List<IdempotencyRecord> records) {
-        management("import records").importAll(records);
+        management("import records").importAll(records, clock.instant());
         cache.cache().clear();
     }
 

@@ -22,7 +22,9 @@ import java.util.logging.Logger;
  * millisecond on a LAN), against leases of seconds to minutes.
  *
  * <p>Until the first reading succeeds (the store is down at start), or for a store that cannot tell its time,
- * it is the node's own clock. {@link #instant()} never does I/O.
+ * it is the node's own clock; the store is asked every second until it answers, so that a node whose clock is off
+ * writes leases by it for about a second after the store comes back, not for a whole {@code resync}.
+ * {@link #instant()} never does I/O.
  */
 public final class StoreClock extends Clock {
 
@@ -47,15 +49,38 @@ public final class StoreClock extends Clock {
         this.fallback = Objects.requireNonNull(fallback, "fallback");
     }
 
-    /** Reads the store's time now, and again every {@code resync} on the scheduler (until {@link #stop()}). */
+    /**
+     * How soon the store's time is asked again while it has never been told (the store was down at start): until then
+     * leases and expiries follow this node's own clock, which may be off from the others', so that time is kept short.
+     */
+    static final Duration UNTIL_THE_FIRST_READING = Duration.ofSeconds(1);
+
+    private volatile boolean stopped;
+
+    /**
+     * Reads the store's time now, and again every {@code resync} on the scheduler (until {@link #stop()}); every
+     * {@link #UNTIL_THE_FIRST_READING} while no reading has succeeded yet.
+     */
     public StoreClock start(ScheduledExecutorService scheduler, Duration resync) {
-        sync();
-        long period = Math.max(1, resync.toMillis());
-        resyncs = scheduler.scheduleWithFixedDelay(this::sync, period, period, TimeUnit.MILLISECONDS);
+        boolean told = sync();
+        next(scheduler, resync, told);
         return this;
     }
 
+    private void next(ScheduledExecutorService scheduler, Duration resync, boolean told) {
+        if (stopped) {
+            return;
+        }
+        long delay = Math.max(1, (told || anchor != null ? resync : UNTIL_THE_FIRST_READING).toMillis());
+        try {
+            resyncs = scheduler.schedule(() -> next(scheduler, resync, sync()), delay, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.log(Level.FINE, "The store's clock is not read again: its scheduler has stopped", e);
+        }
+    }
+
     public void stop() {
+        stopped = true;
         ScheduledFuture<?> r = resyncs;
         if (r != null) {
             r.cancel(false);

@@ -67,9 +67,15 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     private record Resolved(GlobalSettings global, ClaimFlow flow) {
     }
 
+    /** Whether the resource answers later, on another thread: it suspends its response, or returns a CompletionStage. */
+    private final boolean answersLater;
+
     IdempotencyHttpFilter(MethodSettings method, IdempotencyRuntime runtime) {
         this.method = method;
         this.runtime = runtime;
+        this.answersLater = method.async() || java.util.Arrays.stream(method.method().getParameterAnnotations())
+                .flatMap(java.util.Arrays::stream)
+                .anyMatch(a -> a.annotationType().getName().equals("jakarta.ws.rs.container.Suspended"));
     }
 
     /** Asked on the first request, when the engine has started: a filter is built before it is. */
@@ -175,13 +181,13 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 // response and the answer run in the transaction the claim opened).
                 Claimed claimed = ((Decision.Held) decision).claimed();
                 request.setProperty(CLAIMED, claimed);
-                dev.idempotency.cdi.RequestEnd end = runtime.requestEnd();
+                dev.idempotency.cdi.RequestEnd end = answersLater ? null : runtime.requestEnd();
                 if (end != null) {
                     // Settled at the latest when the request ends: when neither the response filter nor the writer
                     // runs (an application's response filter threw before this one), its transaction must not stay
-                    // open on the request's thread, nor its key held.
-                    request.setProperty(END, end);
-                    end.settleAtEnd(claimed, () -> settleUnseen(claimed));
+                    // open on the request's thread, nor its key held. (Not for a resource that answers later, on
+                    // another thread: the request's first dispatch may end before its answer.)
+                    request.setProperty(END, end.settleAtEnd(claimed, () -> settleUnseen(claimed)));
                 }
             }
         } catch (IdempotencyKeyReusedException e) {
@@ -249,6 +255,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     private static String challenge(String credentials, GlobalSettings global) {
         if (credentials != null) {
             String scheme = credentials.strip().split("[ \t]", 2)[0];
+            if (scheme.equalsIgnoreCase("Basic")) {
+                return "Basic realm=\"idempotency\", charset=\"UTF-8\""; // Basic's challenge needs a realm (RFC 7617)
+            }
             if (!scheme.isEmpty() && scheme.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")) {
                 return scheme;
             }
@@ -374,13 +383,15 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
 
     // ----------------------------------------------------------------------------------------- response
 
-    /** The door settles the claim now: it is no longer the request end's to settle. */
-    private static void take(java.util.function.Function<String, Object> get, java.util.function.Consumer<String> remove) {
+    /**
+     * The door settles the claim now: it is no longer the request end's to settle.
+     *
+     * @return whether the door is to settle it; {@code false} when the request's end settled it already
+     */
+    private static boolean take(java.util.function.Function<String, Object> get, java.util.function.Consumer<String> remove) {
         Object claimed = get.apply(CLAIMED);
         remove.accept(CLAIMED);
-        if (get.apply(END) instanceof dev.idempotency.cdi.RequestEnd end) {
-            end.settled(claimed);
-        }
+        return !(get.apply(END) instanceof dev.idempotency.cdi.RequestEnd end) || end.take(claimed);
     }
 
     /**
@@ -408,14 +419,18 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
         int status = response.getStatus();
         if (!method.http().keepStatus().contains(status)) {
-            take(request::getProperty, request::removeProperty);
+            if (!take(request::getProperty, request::removeProperty)) {
+                return;
+            }
             LOG.log(Level.FINE, "Giving up the key of {0}: status {1} is not kept", new Object[] {method.describe(), status});
             claimed.giveUp();
             return;
         }
         expiry(response.getHeaders(), claimed.ticket().expiresAt());
         if (!response.hasEntity()) {
-            take(request::getProperty, request::removeProperty);
+            if (!take(request::getProperty, request::removeProperty)) {
+                return;
+            }
             Response problem = settle(claimed, StoredHttpResponse.storable(status, replayable(response.getHeaders()), EMPTY, false));
             if (problem != null) {
                 // Another answer replaces the response whole: none of its headers (an ETag, a cookie, the expiry of
@@ -439,7 +454,10 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
         // Atomic: the answer commits the transaction, and only then are the same bytes sent (SPEC A4). Leased: the
         // response is sent whether or not it could be stored (the operation ran and committed).
-        take(context::getProperty, context::removeProperty);
+        if (!take(context::getProperty, context::removeProperty)) {
+            context.proceed();
+            return;
+        }
         if (!(context.getProperty(STATUS) instanceof Integer)) {
             // This filter's response side never saw the response (a response filter before it threw, and the runtime
             // answered on its own): the claim is settled here rather than left open.

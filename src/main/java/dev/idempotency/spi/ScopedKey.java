@@ -43,15 +43,18 @@ public record ScopedKey(String namespace, String principal, String key) {
 
     /**
      * A principal's name as stored: itself when it fits in {@value #MAX_PRINCIPAL} characters, else a
-     * prefix and its SHA-256, so that long names stay distinct.
+     * prefix, {@code ~} and its SHA-256, so that long names stay distinct (a name of the column's length that has that
+     * shape is shortened too: none can pass for another's shortened form).
      *
      * @param name the principal's name
      * @return the name as stored, at most {@value #MAX_PRINCIPAL} characters
      */
     public static String principal(String name) {
-        if (name.length() <= MAX_PRINCIPAL) {
+        if (name.length() < MAX_PRINCIPAL || name.length() == MAX_PRINCIPAL && name.charAt(MAX_PRINCIPAL - 65) != '~') {
             return name;
         }
+        // Shortened: a prefix, '~' and the name's SHA-256. A name that already has that shape (as long as the column,
+        // '~' 65 characters from its end) is shortened too, so that no name can pass for another's shortened one.
         String hash = HexFormat.of().formatHex(sha256().digest(name.getBytes(StandardCharsets.UTF_8)));
         return name.substring(0, MAX_PRINCIPAL - hash.length() - 1) + "~" + hash;
     }

@@ -27,6 +27,37 @@ public interface StoreManagement {
     void importAll(List<IdempotencyRecord> records);
 
     /**
+     * As {@link #importAll(List)}, but refuses, writing nothing, when one of the records would replace a claim whose
+     * lease is alive at {@code now} (a call running on some node: replaced, its retry would get an answer it did not
+     * give, or the call would run again). The library calls this one; a store that implements only the other imports
+     * over live claims.
+     *
+     * @param records the records to write
+     * @param now     the instant at which a claim's lease is judged alive
+     * @throws LiveClaimException a record's key is claimed by a call still running; nothing was written
+     */
+    default void importAll(List<IdempotencyRecord> records, Instant now) {
+        importAll(records);
+    }
+
+    /** An import met a key that a call still running has claimed: nothing was written. */
+    final class LiveClaimException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final transient ScopedKey key;
+
+        /** @param key the claimed key */
+        public LiveClaimException(ScopedKey key) {
+            super("The " + key + " is claimed by a call still running");
+            this.key = key;
+        }
+
+        /** @return the claimed key */
+        public ScopedKey key() {
+            return key;
+        }
+    }
+
+    /**
      * Deletes the records the deletion selects, oldest first, in batches of at most {@code batchSize} (one
      * transaction each; never a list of every record in memory), skipping claims whose lease is alive at
      * {@code now}; each row is judged again as it is deleted, so a row claimed or taken over in between is

@@ -24,7 +24,7 @@ class LocalRecordCacheTest {
     final FakeClock clock = new FakeClock();
     final AtomicLong nanos = new AtomicLong();
     final LocalCompletionSignals signals = new LocalCompletionSignals();
-    final LocalRecordCache cache = new LocalRecordCache(1000, clock, signals, nanos::get);
+    final LocalRecordCache cache = new LocalRecordCache(1000, null, clock, signals, nanos::get);
 
     IdempotencyRecord finished(String key, Duration ttl) {
         return IdempotencyRecord.of(new ScopedKey("local", "anonymous", key)).status(RecordStatus.COMPLETED).fingerprint("fp")
@@ -46,6 +46,29 @@ class LocalRecordCacheTest {
         assertThat(cache.get(r.scopedKey())).isEmpty();
         assertThat(cache.holds(r.scopedKey())).isFalse();
         assertThat(cache.size()).isZero();
+    }
+
+    /**
+     * With several nodes, each with a cache of its own, another node's deletion of a record never reaches this one: a
+     * record is held at most {@code idempotency.cache.local-max-age} from its write, then read again from the store.
+     */
+    @Test
+    void aRecordIsHeldAtMostTheMaxAgeThoughItLivesLonger() {
+        LocalRecordCache aged = new LocalRecordCache(1000, Duration.ofMinutes(1), clock, signals, nanos::get);
+        IdempotencyRecord written = finished("k-written", Duration.ofHours(24));
+        IdempotencyRecord loaded = finished("k-loaded", Duration.ofHours(24));
+        aged.put(written);
+        aged.putLoaded(loaded);
+        pass(Duration.ofSeconds(59));
+        assertThat(aged.get(written.scopedKey())).containsSame(written);
+        assertThat(aged.get(loaded.scopedKey())).containsSame(loaded);
+        pass(Duration.ofSeconds(2));
+        assertThat(aged.get(written.scopedKey())).as("a minute after its write").isEmpty();
+        assertThat(aged.get(loaded.scopedKey())).isEmpty();
+        IdempotencyRecord shortLived = finished("k-short", Duration.ofSeconds(10));
+        aged.put(shortLived);
+        pass(Duration.ofSeconds(11));
+        assertThat(aged.get(shortLived.scopedKey())).as("its record's expiry first").isEmpty();
     }
 
     @Test
@@ -108,7 +131,7 @@ class LocalRecordCacheTest {
 
     @Test
     void itHoldsAtMostItsMaximumOfEntries() {
-        LocalRecordCache small = new LocalRecordCache(10, clock, signals, nanos::get);
+        LocalRecordCache small = new LocalRecordCache(10, null, clock, signals, nanos::get);
         for (int i = 0; i < 100; i++) {
             small.put(finished("b" + i, Duration.ofHours(1)));
         }

@@ -461,6 +461,40 @@ class IdempotencyManagerTest {
         assertThat(new String(m.retrieve(RequestKey.of("b")), StandardCharsets.UTF_8)).isEqualTo("two");
     }
 
+    /**
+     * An import into a store in use meets a key that a call still running has claimed: replacing that claim would give
+     * the call's retry an answer the call did not give (and the call, finishing, a lost lease). It is refused whole.
+     */
+    @Test
+    void m7AnImportNeverReplacesAClaimStillRunning(@TempDir Path dir) throws Exception {
+        IdempotencyManager m = node("import-live", Map.of("idempotency.claim", "leased"));
+        dev.idempotency.Idempotency idempotency = containers.get(containers.size() - 1).select(dev.idempotency.Idempotency.class).get();
+        assertThat(idempotency.call("payments", "k-1", "pay 10", String.class, () -> "the old answer")).isEqualTo("the old answer");
+        Path file = dir.resolve("records.jsonl");
+        assertThat(m.export(file)).isEqualTo(1);
+        m.clear();
+        java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch finish = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<String> call = CompletableFuture.supplyAsync(() -> {
+            try {
+                return idempotency.call("payments", "k-1", "pay 10", String.class, () -> {
+                    running.countDown();
+                    assertThat(finish.await(30, TimeUnit.SECONDS)).isTrue();
+                    return "the running call's answer";
+                });
+            } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+            }
+        });
+        assertThat(running.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(() -> m.importFrom(file)).isInstanceOf(IdempotencyTransferException.class)
+                .hasMessageContaining("a call still running").hasMessageContaining("nothing was imported");
+        finish.countDown();
+        assertThat(call.get(30, TimeUnit.SECONDS)).isEqualTo("the running call's answer");
+        assertThat(idempotency.call("payments", "k-1", "pay 10", String.class, () -> "run again"))
+                .as("its retry gets its answer").isEqualTo("the running call's answer");
+    }
+
     @Test
     void m7BadFilesAreNamedExceptionsAndLeaveTheStoreAsItWas(@TempDir Path dir) throws Exception {
         IdempotencyManager m = node();
@@ -581,7 +615,11 @@ class IdempotencyManagerTest {
         writing.set(false);
         CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
         for (Path file : exports) {
-            m.clear();
+            // Into a store not in use: the claims the last file imported (a moment's in-progress records, their leases
+            // alive) are no call's, and clear() would keep them as live claims, which an import never replaces.
+            try (java.sql.Connection c = TestDatabase.H2.connect(); java.sql.Statement st = c.createStatement()) {
+                st.executeUpdate("delete from idempotency_record");
+            }
             int n = m.importFrom(file);
             List<IdempotencyRecord> imported = records();
             // each record as one committed moment left it: a store finished with its own answer, or one still claimed

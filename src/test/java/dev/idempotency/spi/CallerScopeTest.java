@@ -33,4 +33,15 @@ class CallerScopeTest {
             assertThat(scopes.add(scope(n))).as("%s has a scope of its own", n).isTrue();
         }
     }
+
+    /** A name of the column's length shaped like another's shortened form (prefix, '~', digest) cannot pass for it. */
+    @Test
+    @DisplayName("no name passes for another's shortened form")
+    void noNamePassesForAnothersShortenedForm() {
+        String victim = "v".repeat(300);
+        String shortened = scope(victim);
+        assertThat(shortened).hasSize(ScopedKey.MAX_PRINCIPAL).contains("~");
+        assertThat(scope(shortened)).as("the same text sent as a name").isNotEqualTo(shortened).hasSize(ScopedKey.MAX_PRINCIPAL);
+        assertThat(scope("w".repeat(ScopedKey.MAX_PRINCIPAL))).as("a name of the column's length without that shape").isEqualTo("w".repeat(ScopedKey.MAX_PRINCIPAL));
+    }
 }

@@ -13,7 +13,7 @@ import jakarta.ws.rs.core.Application;
  */
 @ApplicationPath("/api")
 @ApplicationScoped
-@DeclareRoles("user")
+@DeclareRoles({"user", "operator"})
 @BasicAuthenticationMechanismDefinition(realmName = "payments")
 public class PaymentsApplication extends Application {
 }

@@ -154,6 +154,7 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
     /** {@code POST /api/ops/cache/flush} on one node: the cache is emptied on both. */
     int flushCache(int node) throws Exception {
         return http.send(HttpRequest.newBuilder(uri(node, "api/ops/cache/flush")).POST(HttpRequest.BodyPublishers.noBody())
+                .header("Authorization", "Basic " + java.util.Base64.getEncoder().encodeToString("ops:ops-pw".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
                 .timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 

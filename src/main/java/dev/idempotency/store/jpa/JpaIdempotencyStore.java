@@ -438,7 +438,12 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
 
     @Override
     public void importAll(List<IdempotencyRecord> records) {
-        management.importAll(records);
+        management.importAll(records, null);
+    }
+
+    @Override
+    public void importAll(List<IdempotencyRecord> records, Instant now) {
+        management.importAll(records, now);
     }
 
     @Override

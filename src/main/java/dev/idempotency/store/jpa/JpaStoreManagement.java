@@ -62,7 +62,8 @@ final class JpaStoreManagement {
         }
     }
 
-    void importAll(List<IdempotencyRecord> records) {
+    /** Imports the records in one transaction; {@code now} non-null: refuses (nothing written) to replace a live claim. */
+    void importAll(List<IdempotencyRecord> records, Instant now) {
         try {
             transactions.inNewTransaction(em -> {
                 for (IdempotencyRecord r : records) {
@@ -70,11 +71,16 @@ final class JpaStoreManagement {
                     if (e == null) {
                         em.persist(IdempotencyRecordEntity.of(r));
                     } else {
+                        if (now != null && e.toRecord().status() == RecordStatus.IN_PROGRESS && !e.toRecord().isLeaseExpired(now)) {
+                            throw new dev.idempotency.spi.StoreManagement.LiveClaimException(r.scopedKey());
+                        }
                         e.assign(r);
                     }
                 }
                 return null;
             });
+        } catch (dev.idempotency.spi.StoreManagement.LiveClaimException e) {
+            throw e;
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not import " + records.size() + " records; none was imported", e);
         }

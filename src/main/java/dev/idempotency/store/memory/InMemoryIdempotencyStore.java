@@ -125,6 +125,17 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
     }
 
     @Override
+    public synchronized void importAll(List<IdempotencyRecord> imported, Instant now) {
+        for (IdempotencyRecord r : imported) {
+            IdempotencyRecord existing = records.get(r.scopedKey());
+            if (existing != null && isLiveClaim(existing, now)) {
+                throw new LiveClaimException(r.scopedKey());
+            }
+        }
+        importAll(imported);
+    }
+
+    @Override
     public synchronized int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
         List<IdempotencyRecord> oldestFirst = all();
         int remaining = which instanceof Deletion.OldestBeyond o ? Math.max(0, oldestFirst.size() - o.keep()) : Integer.MAX_VALUE;
