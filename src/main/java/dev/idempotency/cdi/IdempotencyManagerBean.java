@@ -45,6 +45,8 @@ import java.util.Optional;
 @ApplicationScoped
 public class IdempotencyManagerBean implements IdempotencyManager {
 
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(IdempotencyManagerBean.class.getName());
+
     static final String SEEN = "idempotency-manager/seen";
     static final String RESPONSES = "idempotency-manager/responses";
     /** Responses stored under a primary and a secondary id: a namespace of their own, so no primary id can name one. */
@@ -134,27 +136,54 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     @Override
     public int export(Path file) {
-        List<IdempotencyRecord> records = engine.all(); // one query: the records as one committed moment left them
+        // The records, one at a time, to a file of their own beside the export (the store is read in batches: an export
+        // of any size holds few records at a time); then the header, which announces their count, and them.
+        Path dir = file.toAbsolutePath().getParent();
+        Path body = null;
+        Path tmp = null;
         try (Jsonb jsonb = JsonbBuilder.create()) {
-            Path dir = file.toAbsolutePath().getParent();
-            Path tmp = Files.createTempFile(dir, file.getFileName().toString(), ".part");
-            try (BufferedWriter out = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-                out.write(jsonb.toJson(new ExportHeader(ExportHeader.FORMAT, ExportHeader.VERSION, records.size())));
-                out.newLine();
-                int ordinal = 0;
-                for (IdempotencyRecord r : records) {
+            body = Files.createTempFile(dir, file.getFileName().toString(), ".records");
+            int[] count = {0};
+            try (BufferedWriter out = Files.newBufferedWriter(body, StandardCharsets.UTF_8)) {
+                engine.forEachRecord(r -> {
                     ExportedRecord e = ExportedRecord.of(r);
-                    e.check = ExportedRecord.check(++ordinal, jsonb.toJson(e));
-                    out.write(jsonb.toJson(e));
-                    out.newLine();
-                }
+                    e.check = ExportedRecord.check(++count[0], jsonb.toJson(e));
+                    try {
+                        out.write(jsonb.toJson(e));
+                        out.newLine();
+                    } catch (IOException io) {
+                        throw new java.io.UncheckedIOException(io);
+                    }
+                });
+            }
+            tmp = Files.createTempFile(dir, file.getFileName().toString(), ".part");
+            try (java.io.OutputStream out = Files.newOutputStream(tmp)) {
+                out.write((jsonb.toJson(new ExportHeader(ExportHeader.FORMAT, ExportHeader.VERSION, count[0])) + System.lineSeparator())
+                        .getBytes(StandardCharsets.UTF_8));
+                Files.copy(body, out);
             }
             Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            return records.size();
+            tmp = null;
+            return count[0];
         } catch (IOException e) {
             throw new IdempotencyTransferException("Could not write the export " + file + ": " + e.getMessage(), e);
+        } catch (java.io.UncheckedIOException e) {
+            throw new IdempotencyTransferException("Could not write the export " + file + ": " + e.getCause().getMessage(), e.getCause());
         } catch (Exception e) {
             throw new IdempotencyTransferException("Could not write the export " + file + ": " + e, e);
+        } finally {
+            deleteQuietly(body);
+            deleteQuietly(tmp);
+        }
+    }
+
+    private static void deleteQuietly(Path p) {
+        if (p != null) {
+            try {
+                Files.deleteIfExists(p);
+            } catch (IOException e) {
+                LOG.log(java.util.logging.Level.FINE, "Could not delete " + p, e);
+            }
         }
     }
 
@@ -174,8 +203,115 @@ public class IdempotencyManagerBean implements IdempotencyManager {
      */
     @Override
     public int importFrom(Path file) {
-        List<IdempotencyRecord> records = new ArrayList<>();
-        try (Jsonb jsonb = JsonbBuilder.create(); BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+        int count;
+        try (Jsonb jsonb = JsonbBuilder.create()) {
+            // First every line is read and checked, keeping only the keys (to refuse a repeated one); then the file is
+            // read again and its records written as they are read, in the store's one transaction: an import of any
+            // size holds few records at a time, and still writes all or nothing.
+            count = read(file, jsonb);
+            int expected = count;
+            engine.importEach(() -> new RecordsOf(file, jsonb, expected));
+        } catch (IdempotencyTransferException e) {
+            throw e;
+        } catch (dev.idempotency.spi.StoreManagement.LiveClaimException e) {
+            throw new IdempotencyTransferException(file + " holds a record for the " + e.key() + ", which a call still running"
+                    + " has claimed (replaced, the call's retry would get an answer it did not give); nothing was imported."
+                    + " Import when that call has finished, or into a store that is not in use", e);
+        } catch (RuntimeException e) {
+            for (Throwable c = e; c != null; c = c.getCause()) {
+                if (c instanceof TransferFailed failed) {
+                    throw failed.failure; // the file, read again, was not what was checked: the store wrote nothing
+                }
+            }
+            throw e;
+        } catch (Exception e) {
+            throw new IdempotencyTransferException(file + " is corrupt: " + e.getMessage(), e);
+        }
+        return count;
+    }
+
+    /** An import's failure while the store writes: the transfer exception it is, carried through the store's own code. */
+    private static final class TransferFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final transient IdempotencyTransferException failure;
+
+        TransferFailed(IdempotencyTransferException failure) {
+            super(failure.getMessage(), failure, false, false);
+            this.failure = failure;
+        }
+    }
+
+    /** The file's records, read again one at a time as the store writes them (the file was checked whole before). */
+    private final class RecordsOf implements java.util.Iterator<IdempotencyRecord> {
+        private final List<IdempotencyRecord> pending = new ArrayList<>(1);
+        private final Path file;
+        private final Jsonb jsonb;
+        private final int expected;
+        private int read;
+        private BufferedReader in;
+        private Lines lines;
+        private ExportHeader header;
+        private final jakarta.json.JsonReaderFactory json = jakarta.json.Json.createReaderFactory(java.util.Map.of());
+
+        RecordsOf(Path file, Jsonb jsonb, int expected) {
+            this.file = file;
+            this.jsonb = jsonb;
+            this.expected = expected;
+        }
+
+        @Override
+        public boolean hasNext() {
+            if (!pending.isEmpty()) {
+                return true;
+            }
+            try {
+                if (in == null) {
+                    in = Files.newBufferedReader(file, StandardCharsets.UTF_8);
+                    lines = new Lines(in);
+                    header = jsonb.fromJson(wellFormed(json, lines.next(4096)), ExportHeader.class);
+                }
+                String line;
+                while ((line = lines.next(MAX_LINE)) != null) {
+                    if (!line.isBlank()) {
+                        pending.add(record(file, jsonb, json, header, line, lines.number, ++read));
+                        return true;
+                    }
+                }
+                in.close();
+                if (read != expected) {
+                    throw new IdempotencyTransferException(file + " changed during its import; nothing was imported");
+                }
+                return false;
+            } catch (IdempotencyTransferException e) {
+                throw new TransferFailed(e);
+            } catch (IOException | RuntimeException e) {
+                throw new TransferFailed(new IdempotencyTransferException(file + " could not be read again during its import"
+                        + " (changed?); nothing was imported: " + e.getMessage(), e));
+            }
+        }
+
+        @Override
+        public IdempotencyRecord next() {
+            if (!hasNext()) {
+                throw new java.util.NoSuchElementException();
+            }
+            return pending.remove(0);
+        }
+    }
+
+    /**
+     * Reads and checks every line (SPEC M7: all or nothing, so before anything is written). Refused, naming the line: a
+     * line that is not JSON or not a record, a record that is not whole (no namespace, an unknown status, a finished
+     * record without its completion time), a line over {@link #MAX_LINE}, a key that an earlier line already had, and
+     * (version 2, which every export since writes) a record whose check does not match its content and its place:
+     * edited by hand, moved or repeated. A file that ends before the count its header announces is truncated; one with
+     * more records than announced is refused too. Keeps the keys alone, not the records.
+     *
+     * @return how many records the file holds
+     */
+    private int read(Path file, Jsonb jsonb) {
+        int count = 0;
+        try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             jakarta.json.JsonReaderFactory json = jakarta.json.Json.createReaderFactory(java.util.Map.of());
             Lines lines = new Lines(in);
             String first = lines.next(4096);
@@ -192,38 +328,23 @@ public class IdempotencyManagerBean implements IdempotencyManager {
                 if (line.isBlank()) {
                     continue;
                 }
-                if (records.size() == header.records) {
+                if (count == header.records) {
                     throw new IdempotencyTransferException(file + " holds more records than its header announces ("
                             + header.records + "): line " + lineNumber + " is one too many");
                 }
-                IdempotencyRecord record;
-                try {
-                    ExportedRecord e = jsonb.fromJson(wellFormed(json, line), ExportedRecord.class);
-                    if (header.version >= 2 && !e.checked(records.size() + 1, jsonb)) {
-                        throw new IdempotencyTransferException(file + " was changed after its export at line " + lineNumber
-                                + ": the record's check does not match its content and its place (edited, moved or repeated)");
-                    }
-                    String problem = e.problem();
-                    if (problem != null) {
-                        throw new IdempotencyTransferException(file + " is corrupt at line " + lineNumber + ": the record " + problem);
-                    }
-                    record = e.toRecord();
-                } catch (IdempotencyTransferException e) {
-                    throw e;
-                } catch (RuntimeException e) {
-                    throw new IdempotencyTransferException(file + " is corrupt at line " + lineNumber, e);
-                }
+                IdempotencyRecord record = record(file, jsonb, json, header, line, lineNumber, count + 1);
                 Integer earlier = lineOf.putIfAbsent(record.scopedKey(), lineNumber);
                 if (earlier != null) {
                     throw new IdempotencyTransferException(file + " repeats a key at line " + lineNumber + ": line " + earlier
                             + " has the same namespace, principal and key");
                 }
-                records.add(record);
+                count++;
             }
-            if (records.size() != header.records) {
+            if (count != header.records) {
                 throw new IdempotencyTransferException(file + " is truncated: its header announces " + header.records
-                        + " records, it holds " + records.size() + " and ends at line " + lines.number);
+                        + " records, it holds " + count + " and ends at line " + lines.number);
             }
+            return count;
         } catch (IdempotencyTransferException e) {
             throw e;
         } catch (LineTooLong e) {
@@ -234,14 +355,27 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         } catch (Exception e) {
             throw new IdempotencyTransferException(file + " is corrupt: " + e.getMessage(), e);
         }
+    }
+
+    /** One line's record, checked: its check (version 2) against its content and place, and its being whole. */
+    private static IdempotencyRecord record(Path file, Jsonb jsonb, jakarta.json.JsonReaderFactory json, ExportHeader header,
+                                            String line, int lineNumber, int ordinal) {
         try {
-            engine.importAll(records);
-        } catch (dev.idempotency.spi.StoreManagement.LiveClaimException e) {
-            throw new IdempotencyTransferException(file + " holds a record for the " + e.key() + ", which a call still running"
-                    + " has claimed (replaced, the call's retry would get an answer it did not give); nothing was imported."
-                    + " Import when that call has finished, or into a store that is not in use", e);
+            ExportedRecord e = jsonb.fromJson(wellFormed(json, line), ExportedRecord.class);
+            if (header.version >= 2 && !e.checked(ordinal, jsonb)) {
+                throw new IdempotencyTransferException(file + " was changed after its export at line " + lineNumber
+                        + ": the record's check does not match its content and its place (edited, moved or repeated)");
+            }
+            String problem = e.problem();
+            if (problem != null) {
+                throw new IdempotencyTransferException(file + " is corrupt at line " + lineNumber + ": the record " + problem);
+            }
+            return e.toRecord();
+        } catch (IdempotencyTransferException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new IdempotencyTransferException(file + " is corrupt at line " + lineNumber, e);
         }
-        return records.size();
     }
 
     /** A line over the limit, found before it was read whole. */

@@ -405,8 +405,18 @@ public final class IdempotencyEngine {
      * @throws dev.idempotency.spi.StoreManagement.LiveClaimException a record's key is claimed by a call still running
      */
     public void importAll(List<IdempotencyRecord> records) {
-        management("import records").importAll(records, clock.instant());
+        importEach(records);
+    }
+
+    /** As {@link #importAll}, the records read one at a time as they are written (an import of any size). */
+    public void importEach(Iterable<IdempotencyRecord> records) {
+        management("import records").importEach(records, clock.instant());
         cache.cache().clear();
+    }
+
+    /** Every record, oldest first, one at a time (an export of any size). */
+    public void forEachRecord(java.util.function.Consumer<IdempotencyRecord> each) {
+        management("export its records").forEach(each);
     }
 
     /** Every record, for an export. */

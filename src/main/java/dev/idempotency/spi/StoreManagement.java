@@ -20,6 +20,17 @@ public interface StoreManagement {
     List<IdempotencyRecord> all();
 
     /**
+     * Every record, oldest first, handed to {@code each} one at a time (for an export of any size): a store may read
+     * them in batches and hold few at a time. Each record is as one committed moment left it; records written during
+     * the call may or may not be among them. The default reads {@link #all()}.
+     *
+     * @param each called with every record, oldest first
+     */
+    default void forEach(Consumer<IdempotencyRecord> each) {
+        all().forEach(each);
+    }
+
+    /**
      * Writes these records, replacing any with the same scoped key, in one transaction: all or nothing.
      *
      * @param records the records to write
@@ -38,6 +49,21 @@ public interface StoreManagement {
      */
     default void importAll(List<IdempotencyRecord> records, Instant now) {
         importAll(records);
+    }
+
+    /**
+     * As {@link #importAll(List, Instant)}, with the records read one at a time from {@code records} as they are written
+     * (an import of any size): a store may write them in batches within its one transaction and hold few at a time. The
+     * default collects them into a list.
+     *
+     * @param records the records to write, read once
+     * @param now     the instant at which a claim's lease is judged alive
+     * @throws LiveClaimException a record's key is claimed by a call still running; nothing was written
+     */
+    default void importEach(Iterable<IdempotencyRecord> records, Instant now) {
+        List<IdempotencyRecord> all = new java.util.ArrayList<>();
+        records.forEach(all::add);
+        importAll(all, now);
     }
 
     /** An import met a key that a call still running has claimed: nothing was written. */

@@ -418,11 +418,30 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     @Override
     public Optional<IdempotencyRecord> find(ScopedKey scopedKey) {
         try {
+            String id = scopedKey.id();
+            if (transactions.hasJoinedConnections() && transactions.canJoin()
+                    && !transactions.onJoinedConnection(c -> exists(c, id))) {
+                // In a transaction whose connection the store can join (the optimistic claim's read of a new key, before
+                // its work): a plain JDBC probe by primary key, without the entity manager's query handling, most often
+                // answers "none".
+                return Optional.empty();
+            }
             // A read: it may join the caller's transaction (no new one, no other thread).
             return transactions.inCurrentTransaction(em -> Optional.ofNullable(
-                    em.find(IdempotencyRecordEntity.class, scopedKey.id())).map(IdempotencyRecordEntity::toRecord));
+                    em.find(IdempotencyRecordEntity.class, id)).map(IdempotencyRecordEntity::toRecord));
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not read the " + scopedKey, e);
+        }
+    }
+
+    private static final String EXISTS = "SELECT 1 FROM idempotency_record WHERE id = ?";
+
+    private static boolean exists(java.sql.Connection c, String id) throws java.sql.SQLException {
+        try (java.sql.PreparedStatement ps = c.prepareStatement(EXISTS)) {
+            ps.setString(1, id);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 
@@ -444,6 +463,16 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
     @Override
     public void importAll(List<IdempotencyRecord> records, Instant now) {
         management.importAll(records, now);
+    }
+
+    @Override
+    public void importEach(Iterable<IdempotencyRecord> records, Instant now) {
+        management.importAll(records, now);
+    }
+
+    @Override
+    public void forEach(java.util.function.Consumer<IdempotencyRecord> each) {
+        management.forEach(each);
     }
 
     @Override

@@ -55,18 +55,57 @@ final class JpaStoreManagement {
 
     List<IdempotencyRecord> all() {
         try {
-            return transactions.inCurrentTransaction(em -> em.createQuery("select r from IdempotencyRecord r order by r.firstSeen",
+            return transactions.inCurrentTransaction(em -> em.createQuery("select r from IdempotencyRecord r order by r.firstSeen, r.id",
                     IdempotencyRecordEntity.class).getResultList().stream().map(IdempotencyRecordEntity::toRecord).toList());
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("Could not read the records", e);
         }
     }
 
+    /** How many records an export reads, and an import writes, before the entity manager lets go of them. */
+    static final int TRANSFER_BATCH = 200;
+
+    /**
+     * Every record, oldest first, in batches of {@link #TRANSFER_BATCH} read in transactions of their own (after the last
+     * one's first-seen time and id): a store of any size is exported holding one batch.
+     */
+    void forEach(java.util.function.Consumer<IdempotencyRecord> each) {
+        Long afterSeen = null;
+        String afterId = null;
+        while (true) {
+            Long seen = afterSeen;
+            String id = afterId;
+            List<IdempotencyRecord> batch;
+            try {
+                batch = transactions.inNewTransaction(em -> (seen == null
+                        ? em.createQuery("select r from IdempotencyRecord r order by r.firstSeen, r.id", IdempotencyRecordEntity.class)
+                        : em.createQuery("select r from IdempotencyRecord r where r.firstSeen > :seen or (r.firstSeen = :seen and r.id > :id)"
+                                + " order by r.firstSeen, r.id", IdempotencyRecordEntity.class)
+                                .setParameter("seen", seen).setParameter("id", id))
+                        .setMaxResults(TRANSFER_BATCH).getResultList().stream().map(IdempotencyRecordEntity::toRecord).toList());
+            } catch (RuntimeException e) {
+                throw new IdempotencyStoreException("Could not read the records", e);
+            }
+            batch.forEach(each);
+            if (batch.size() < TRANSFER_BATCH) {
+                return;
+            }
+            IdempotencyRecord last = batch.get(batch.size() - 1);
+            afterSeen = last.firstSeen().toEpochMilli();
+            afterId = last.scopedKey().id();
+        }
+    }
+
     /** Imports the records in one transaction; {@code now} non-null: refuses (nothing written) to replace a live claim. */
-    void importAll(List<IdempotencyRecord> records, Instant now) {
+    void importAll(Iterable<IdempotencyRecord> records, Instant now) {
         try {
             transactions.inNewTransaction(em -> {
+                int written = 0;
                 for (IdempotencyRecord r : records) {
+                    if (++written % TRANSFER_BATCH == 0) {
+                        em.flush(); // written (and their rows locked) in the transaction, and let go of here
+                        em.clear();
+                    }
                     IdempotencyRecordEntity e = em.find(IdempotencyRecordEntity.class, r.scopedKey().id(), LockModeType.PESSIMISTIC_WRITE, lockHints);
                     if (e == null) {
                         em.persist(IdempotencyRecordEntity.of(r));
@@ -82,7 +121,7 @@ final class JpaStoreManagement {
         } catch (dev.idempotency.spi.StoreManagement.LiveClaimException e) {
             throw e;
         } catch (RuntimeException e) {
-            throw new IdempotencyStoreException("Could not import " + records.size() + " records; none was imported", e);
+            throw new IdempotencyStoreException("Could not import the records; none was imported", e);
         }
     }
 
