@@ -123,20 +123,32 @@ class HttpAtomicTest extends OneServerTest {
     @Test
     @DisplayName("A7: an unmapped exception rolls back the request's transaction: nothing kept, the retry runs at once")
     void unmappedExceptionEndsTheTransaction() throws Exception {
+        leavesNothingOpen(key -> post("ledger?throw=true", key));
+    }
+
+    /**
+     * A first request answered 500 by {@code fail} keeps nothing (its business row and its claim rolled back), leaves no
+     * transaction on any worker thread (each of the next 100 requests, on every thread, commits), and frees its key.
+     */
+    void leavesNothingOpen(Failing fail) throws Exception {
         long before = rows("select count(*) from test_payment");
         long records = rows("select count(*) from idempotency_record");
         String key = UUID.randomUUID().toString();
-        assertThat(post("ledger?throw=true", key).statusCode()).isEqualTo(500);
+        assertThat(fail.send(key).statusCode()).isEqualTo(500);
         assertThat(rows("select count(*) from test_payment")).as("the business row rolled back").isEqualTo(before);
         assertThat(rows("select count(*) from idempotency_record")).as("no trace of the key").isEqualTo(records);
         // Every worker thread serves a request: none may still be in the failed request's transaction.
         for (int i = 0; i < 100; i++) {
-            assertThat(post("ledger", UUID.randomUUID().toString()).statusCode()).isEqualTo(201);
+            assertThat(post("ledger", UUID.randomUUID().toString()).statusCode()).as("request %s after it", i).isEqualTo(201);
         }
         HttpResponse<byte[]> retry = post("ledger", key);
         assertThat(retry.statusCode()).as("the key is free at once").isEqualTo(201);
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
         assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 101);
+    }
+
+    interface Failing {
+        HttpResponse<byte[]> send(String key) throws Exception;
     }
 
     /**
@@ -147,20 +159,8 @@ class HttpAtomicTest extends OneServerTest {
     @Test
     @DisplayName("a response filter that throws before the library's leaves no claim or transaction open: the retry runs")
     void aResponseFilterThatThrowsLeavesNoClaimOpen() throws Exception {
-        long before = rows("select count(*) from test_payment");
-        long records = rows("select count(*) from idempotency_record");
-        String key = UUID.randomUUID().toString();
-        assertThat(server.sendForBytes(server.request("ledger").header("Idempotency-Key", key).header("X-Break-Response", "true")
-                .POST(HttpRequest.BodyPublishers.noBody()).build()).statusCode()).isEqualTo(500);
-        assertThat(rows("select count(*) from test_payment")).as("the business row rolled back").isEqualTo(before);
-        assertThat(rows("select count(*) from idempotency_record")).as("no trace of the key").isEqualTo(records);
-        for (int i = 0; i < 100; i++) {
-            assertThat(post("ledger", UUID.randomUUID().toString()).statusCode()).as("request %s after it", i).isEqualTo(201);
-        }
-        HttpResponse<byte[]> retry = post("ledger", key);
-        assertThat(retry.statusCode()).as("the key is free at once").isEqualTo(201);
-        assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
-        assertThat(rows("select count(*) from test_payment")).isEqualTo(before + 101);
+        leavesNothingOpen(key -> server.sendForBytes(server.request("ledger").header("Idempotency-Key", key)
+                .header("X-Break-Response", "true").POST(HttpRequest.BodyPublishers.noBody()).build()));
     }
 
     @Test
