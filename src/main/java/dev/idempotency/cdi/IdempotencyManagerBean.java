@@ -169,6 +169,8 @@ public class IdempotencyManagerBean implements IdempotencyManager {
             throw new IdempotencyTransferException("Could not write the export " + file + ": " + e.getMessage(), e);
         } catch (java.io.UncheckedIOException e) {
             throw new IdempotencyTransferException("Could not write the export " + file + ": " + e.getCause().getMessage(), e.getCause());
+        } catch (dev.idempotency.IdempotencyStoreException | UnsupportedOperationException e) {
+            throw e; // the store's failure, or a store without management: as they are
         } catch (Exception e) {
             throw new IdempotencyTransferException("Could not write the export " + file + ": " + e, e);
         } finally {
@@ -209,8 +211,12 @@ public class IdempotencyManagerBean implements IdempotencyManager {
             // read again and its records written as they are read, in the store's one transaction: an import of any
             // size holds few records at a time, and still writes all or nothing.
             count = read(file, jsonb);
-            int expected = count;
-            engine.importEach(() -> new RecordsOf(file, jsonb, expected));
+            RecordsOf records = new RecordsOf(file, jsonb, count);
+            try {
+                engine.importEach(() -> records);
+            } finally {
+                records.close();
+            }
         } catch (IdempotencyTransferException e) {
             throw e;
         } catch (dev.idempotency.spi.StoreManagement.LiveClaimException e) {
@@ -259,10 +265,15 @@ public class IdempotencyManagerBean implements IdempotencyManager {
             this.expected = expected;
         }
 
+        private boolean done;
+
         @Override
         public boolean hasNext() {
             if (!pending.isEmpty()) {
                 return true;
+            }
+            if (done) {
+                return false;
             }
             try {
                 if (in == null) {
@@ -277,16 +288,30 @@ public class IdempotencyManagerBean implements IdempotencyManager {
                         return true;
                     }
                 }
-                in.close();
+                done = true;
+                close();
                 if (read != expected) {
                     throw new IdempotencyTransferException(file + " changed during its import; nothing was imported");
                 }
                 return false;
             } catch (IdempotencyTransferException e) {
+                close();
                 throw new TransferFailed(e);
             } catch (IOException | RuntimeException e) {
+                close();
                 throw new TransferFailed(new IdempotencyTransferException(file + " could not be read again during its import"
                         + " (changed?); nothing was imported: " + e.getMessage(), e));
+            }
+        }
+
+        private void close() {
+            done = true;
+            if (in != null) {
+                try {
+                    in.close();
+                } catch (IOException e) {
+                    LOG.log(java.util.logging.Level.FINE, "Could not close " + file, e);
+                }
             }
         }
 

@@ -20,11 +20,11 @@ public interface StoreManagement {
     List<IdempotencyRecord> all();
 
     /**
-     * Every record, oldest first, handed to {@code each} one at a time (for an export of any size): a store may read
-     * them in batches and hold few at a time. Each record is as one committed moment left it; records written during
-     * the call may or may not be among them. The default reads {@link #all()}.
+     * Every record, handed to {@code each} one at a time, each once, in an order of the store's (for an export of any
+     * size): a store may read them in batches and hold few at a time. Each record is as one committed moment left it;
+     * records written during the call may or may not be among them. The default reads {@link #all()}.
      *
-     * @param each called with every record, oldest first
+     * @param each called with every record once
      */
     default void forEach(Consumer<IdempotencyRecord> each) {
         all().forEach(each);

@@ -580,7 +580,7 @@ class IdempotencyManagerTest {
         String b64 = java.util.Base64.getEncoder().encodeToString(bytes("two"));
         int two = 1;
         while (!lines.get(two).contains(b64)) {
-            two++; // records of one first-seen time come in the order of their ids
+            two++; // an export lists records in the order of their ids
         }
         List<String> edited = new ArrayList<>(lines);
         edited.set(two, lines.get(two).replace(b64, java.util.Base64.getEncoder().encodeToString(bytes("TWO"))));

@@ -66,22 +66,20 @@ final class JpaStoreManagement {
     static final int TRANSFER_BATCH = 200;
 
     /**
-     * Every record, oldest first, in batches of {@link #TRANSFER_BATCH} read in transactions of their own (after the last
-     * one's first-seen time and id): a store of any size is exported holding one batch.
+     * Every record, in the order of their ids, in batches of {@link #TRANSFER_BATCH} read in transactions of their own
+     * (each after the last one's id, along the primary key's index): a store of any size is exported holding one batch,
+     * each batch a range read of the index, and no record twice (an id never changes).
      */
     void forEach(java.util.function.Consumer<IdempotencyRecord> each) {
-        Long afterSeen = null;
         String afterId = null;
         while (true) {
-            Long seen = afterSeen;
             String id = afterId;
             List<IdempotencyRecord> batch;
             try {
-                batch = transactions.inNewTransaction(em -> (seen == null
-                        ? em.createQuery("select r from IdempotencyRecord r order by r.firstSeen, r.id", IdempotencyRecordEntity.class)
-                        : em.createQuery("select r from IdempotencyRecord r where r.firstSeen > :seen or (r.firstSeen = :seen and r.id > :id)"
-                                + " order by r.firstSeen, r.id", IdempotencyRecordEntity.class)
-                                .setParameter("seen", seen).setParameter("id", id))
+                batch = transactions.inNewTransaction(em -> (id == null
+                        ? em.createQuery("select r from IdempotencyRecord r order by r.id", IdempotencyRecordEntity.class)
+                        : em.createQuery("select r from IdempotencyRecord r where r.id > :id order by r.id", IdempotencyRecordEntity.class)
+                                .setParameter("id", id))
                         .setMaxResults(TRANSFER_BATCH).getResultList().stream().map(IdempotencyRecordEntity::toRecord).toList());
             } catch (RuntimeException e) {
                 throw new IdempotencyStoreException("Could not read the records", e);
@@ -90,9 +88,7 @@ final class JpaStoreManagement {
             if (batch.size() < TRANSFER_BATCH) {
                 return;
             }
-            IdempotencyRecord last = batch.get(batch.size() - 1);
-            afterSeen = last.firstSeen().toEpochMilli();
-            afterId = last.scopedKey().id();
+            afterId = batch.get(batch.size() - 1).scopedKey().id();
         }
     }
 
