@@ -325,7 +325,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     }
 
     /**
-     * Reads and checks every line (SPEC M7: all or nothing, so before anything is written). Refused, naming the line: a
+     * Reads and checks every line (all or nothing: before anything is written). Refused, naming the line: a
      * line that is not JSON or not a record, a record that is not whole (no namespace, an unknown status, a finished
      * record without its completion time), a line over {@link #MAX_LINE}, a key that an earlier line already had, and
      * (version 2, which every export since writes) a record whose check does not match its content and its place:
