@@ -46,6 +46,8 @@ public interface IdempotencyManager {
      * @param key      the request
      * @param response the response to store
      * @throws IdempotencyKeyReusedException when another response is stored already
+     * @throws IdempotencyInProgressException when another response is being stored (or its store died, until its lease
+     *                                        ends): {@link #await} it
      */
     void store(RequestKey key, byte[] response);
 

@@ -1,6 +1,8 @@
 package dev.idempotency.cdi;
 
+import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyInvalidException;
+import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyManager;
 import dev.idempotency.IdempotencyResponseNotFoundException;
 import dev.idempotency.IdempotencyTransferException;
@@ -49,6 +51,8 @@ public class IdempotencyManagerBean implements IdempotencyManager {
 
     static final String SEEN = "idempotency-manager/seen";
     static final String RESPONSES = "idempotency-manager/responses";
+    /** The fingerprint a store claims a response's key with: the same for every store of it (the key is the request). */
+    static final String STORE_CLAIM = Fingerprint.sha256Hex("idempotency-manager/store".getBytes(StandardCharsets.UTF_8));
     /** Responses stored under a primary and a secondary id: a namespace of their own, so no primary id can name one. */
     static final String RESPONSES_BY_SECONDARY = "idempotency-manager/responses-by-secondary";
 
@@ -73,9 +77,17 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         ScopedKey seenKey = seenKey(key);
         Sighting sighting = engine.sight(seenKey, key.requestType(), policy());
         // A response stored is noted with the id's cached sighting (and the response itself is cached): no SQL. Asked
-        // by the store, the response's own record answers.
-        boolean stored = sighting.fromCache() ? sighting.noted() || engine.cached(responseKey(key)).isPresent()
-                : responseRecord(key).isPresent();
+        // by the store, the response's own record answers; and so it does when a cache of this node's own knows of no
+        // response, since another node may have stored one (a gateway that runs its work on "not stored" would run it
+        // twice): a shared cache's sighting is noted by every store, whichever node made it.
+        boolean stored;
+        if (sighting.fromCache() && (sighting.noted() || engine.cached(responseKey(key)).isPresent())) {
+            stored = true;
+        } else if (sighting.fromCache() && runtime.recordCache() != null && runtime.recordCache().shared()) {
+            stored = false;
+        } else {
+            stored = responseRecord(key).isPresent();
+        }
         if (stored && !sighting.noted()) {
             engine.noteSighting(seenKey);
         }
@@ -85,12 +97,26 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     @Override
     public void store(RequestKey key, byte[] response) {
         ScopedKey responseKey = responseKey(key);
-        // Through the engine, as every door: the same bytes stored already are a replay (nothing to do), other
-        // bytes are IdempotencyKeyReusedException, a store still running (or crashed, until its lease ends) is
-        // IdempotencyInProgressException; observed like the other doors.
-        Decision decision = engine.begin(responseKey, Fingerprint.sha256Hex(response), key.requestType(), policy());
-        if (decision instanceof Decision.Replay) {
-            return;
+        // Through the engine, as every door, claimed by the key alone: a store still running is
+        // IdempotencyInProgressException whatever its bytes, and one whose node died is taken over by the next store
+        // once its lease ends (its bytes are not a request's: a retry's response may differ). A response stored already
+        // is judged by its bytes: the same do nothing, others are IdempotencyKeyReusedException. Observed like the other doors.
+        Decision decision;
+        try {
+            decision = engine.begin(responseKey, STORE_CLAIM, key.requestType(), policy());
+        } catch (IdempotencyKeyReusedException older) {
+            decision = null; // a record claimed by an earlier version, by its bytes' fingerprint: judged below by its bytes
+        }
+        if (!(decision instanceof Decision.Proceed)) {
+            IdempotencyRecord stored = decision instanceof Decision.Replay replay ? replay.record() : responseRecord(key).orElse(null);
+            if (stored == null) {
+                throw new IdempotencyInProgressException("Another response for the " + responseKey + " is being stored: await it",
+                        Duration.ofSeconds(1));
+            }
+            if (java.util.Arrays.equals(stored.response(), response)) {
+                return;
+            }
+            throw new IdempotencyKeyReusedException("Another response is stored for the " + responseKey + "; retrieve it");
         }
         Ticket ticket = ((Decision.Proceed) decision).ticket();
         IdempotencyRecord stored;

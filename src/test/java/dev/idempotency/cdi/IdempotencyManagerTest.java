@@ -144,14 +144,29 @@ class IdempotencyManagerTest {
         CLOCK.advance(Duration.ofSeconds(7));
         long before = STATEMENTS.get();
         IdempotencyManager.Check second = m.check(k);
-        assertThat(STATEMENTS.get()).as("a known id is checked in the cache").isEqualTo(before);
+        // A known id is checked in the cache; with no response known to it, a cache of this node's own (the default)
+        // asks the store whether another node stored one: one read by primary key.
+        assertThat(STATEMENTS.get() - before).as("a known id is checked in the cache, the response in the store").isEqualTo(1);
         assertThat(second.seen()).isTrue();
         assertThat(second.sinceLastSeen()).contains(Duration.ofSeconds(7));
         assertThat(second.responseStored()).isFalse();
         CLOCK.advance(Duration.ofSeconds(3));
         assertThat(m.check(k).sinceLastSeen()).as("it recorded 'seen now'").contains(Duration.ofSeconds(3));
         m.store(k, "the answer");
+        before = STATEMENTS.get();
         assertThat(m.check(k).responseStored()).isTrue();
+        assertThat(STATEMENTS.get()).as("a known id with its response is answered by the cache").isEqualTo(before);
+    }
+
+    /** Another node stored the response: a node whose own cache saw the id before, but not the response, asks the store. */
+    @Test
+    void aResponseStoredOnAnotherNodeIsSeenThoughThisNodesCacheKnowsTheId() {
+        IdempotencyManager a = node("node-a", Map.of());
+        IdempotencyManager b = node("node-b", Map.of());
+        RequestKey k = RequestKey.of("req-other-node");
+        assertThat(b.check(k).responseStored()).isFalse(); // b's own cache now knows the id, with no response
+        a.store(k, "the answer");
+        assertThat(b.check(k).responseStored()).as("stored on the other node").isTrue();
     }
 
     @Test
@@ -366,22 +381,34 @@ class IdempotencyManagerTest {
         assertThat(EVENTS).extracting(ResponseStored::key).containsExactly("twice-listened", "unlistened");
     }
 
-    /** A store that is still running, or crashed before it completed, is "in progress" (then taken over), never "another response". */
+    /**
+     * A store that is still running, or crashed before it completed, is "in progress" (then taken over by the next store,
+     * whatever its bytes), never "another response", whether its bytes are the same or others: "another response" is one
+     * that {@code retrieve} returns.
+     */
     @Test
     void aStoreInProgressOrCrashedIsInProgressNotAnotherResponse() {
         IdempotencyManager m = node();
         IdempotencyRuntime runtime = containers.get(0).select(IdempotencyRuntime.class).get();
         IdempotencyEngine engine = runtime.engine();
         RequestKey k = RequestKey.of("crashed");
+        RequestKey other = RequestKey.of("crashed-storing-other-bytes");
         Instant now = engine.clock().instant();
-        // A node claimed the response's key and died before it completed.
-        assertThat(engine.store().claim(new ClaimRequest(new ScopedKey(IdempotencyManagerBean.RESPONSES, "anonymous", "crashed"),
-                dev.idempotency.core.Fingerprint.sha256Hex(bytes("r")), null, "dead-node", now, now.plus(Duration.ofMinutes(1)),
-                now.plus(Duration.ofHours(1))))).isInstanceOf(Claim.Acquired.class);
+        // A node claimed the responses' keys and died before it completed.
+        for (RequestKey claimed : java.util.List.of(k, other)) {
+            assertThat(engine.store().claim(new ClaimRequest(new ScopedKey(IdempotencyManagerBean.RESPONSES, "anonymous", claimed.primaryId()),
+                    IdempotencyManagerBean.STORE_CLAIM, null, "dead-node", now, now.plus(Duration.ofMinutes(1)),
+                    now.plus(Duration.ofHours(1))))).isInstanceOf(Claim.Acquired.class);
+        }
         assertThatThrownBy(() -> m.store(k, "r")).isInstanceOf(dev.idempotency.IdempotencyInProgressException.class);
+        assertThatThrownBy(() -> m.store(other, "s")).isInstanceOf(dev.idempotency.IdempotencyInProgressException.class);
+        assertThatThrownBy(() -> m.retrieve(other)).isInstanceOf(dev.idempotency.IdempotencyResponseNotFoundException.class);
         CLOCK.advance(Duration.ofMinutes(2)); // its lease is over: taken over
         m.store(k, "r");
         assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("r");
+        m.store(other, "s");
+        assertThatThrownBy(() -> m.store(other, "r")).isInstanceOf(dev.idempotency.IdempotencyKeyReusedException.class);
+        assertThat(new String(m.retrieve(other), StandardCharsets.UTF_8)).isEqualTo("s");
     }
 
     @Test

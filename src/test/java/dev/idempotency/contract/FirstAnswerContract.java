@@ -41,8 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The first-answer contract over generated fault schedules, on H2, PostgreSQL and MariaDB: every claim mode, every door an application reaches
- * the engine through (a method with no transaction of its own, a method inside the caller's transaction, the HTTP
- * filter's hold-then-settle), every cache state (none, one per node, one shared by the nodes as a replicated cache is),
+ * the engine through (an {@code @Idempotent} method with and without the caller's transaction, the functional API and
+ * the manager, each node then a CDI container with the library's extension; and the engine called as they and the
+ * HTTP filter call it), every cache state (none, one per node, one shared by the nodes as a replicated cache is),
  * two nodes over one database; random steps of first calls, retries of the same and of another request, concurrent
  * duplicates on both nodes, caches flushed, nodes restarted, callers rolling back, transactions marked for rollback,
  * failures kept and released, writers failing, the clock stepped past a lease and past the records' time to live.
@@ -148,12 +149,33 @@ abstract class FirstAnswerContract {
 
     /** How the application reaches the engine. */
     enum Door {
-        /** An {@code @Idempotent} method (or the functional API, the manager) with no transaction of the caller's. */
-        METHOD,
+        /** The engine's run, as a method with no transaction of the caller's is claimed. */
+        METHOD(false, false),
+        /** The same, inside the caller's transaction, committed or rolled back after. */
+        METHOD_IN_CALLERS_TRANSACTION(true, false),
+        /** The engine's hold, run and settle, as the HTTP filter claims a request: the key held, the resource run, its response written, then the claim settled. */
+        HTTP(false, false),
+        /** An {@code @Idempotent} method of a CDI bean, with no transaction of the caller's, through the library's interceptor. */
+        INTERCEPTOR(false, true),
         /** The same, inside the caller's transaction ({@code @Transactional} around it), committed or rolled back after. */
-        METHOD_IN_CALLERS_TRANSACTION,
-        /** The HTTP filter: the key held, the resource run, its response written, then the claim settled. */
-        HTTP
+        INTERCEPTOR_IN_CALLERS_TRANSACTION(true, true),
+        /** {@code Idempotency.call}, with the mode and duplicate policy as options. */
+        FUNCTIONAL(false, true),
+        /**
+         * {@code IdempotencyManager}, as a gateway uses it: check, run, store (claiming nothing: the mode does not apply,
+         * and duplicates that arrive together may each run; once a response is stored, none runs again).
+         */
+        MANAGER(false, true);
+
+        /** Whether the call runs inside a transaction of the caller's. */
+        final boolean callersTransaction;
+        /** Whether each node is a CDI container with the library's extension (else the engine is called directly). */
+        final boolean cdi;
+
+        Door(boolean callersTransaction, boolean cdi) {
+            this.callersTransaction = callersTransaction;
+            this.cdi = cdi;
+        }
     }
 
     enum CacheKind {

@@ -24,8 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class Stack implements AutoCloseable {
 
-    private static final CacheKeys KEYS = CacheKeys.of("the contract suite's cache secret, 32 characters or more"
-            .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    /** The shared cache's secret: the engines' and the CDI nodes' entries carry a MAC under it. */
+    static final String SECRET = "the contract suite's cache secret, 32 characters or more";
+    private static final CacheKeys KEYS = CacheKeys.of(SECRET.getBytes(java.nio.charset.StandardCharsets.UTF_8));
 
     final TestDatabase database;
     final JtaEnvironment env;
@@ -44,6 +45,7 @@ final class Stack implements AutoCloseable {
         // change, as the nodes of a replicated cache do, with the entries' MAC keyed alike on every node.
         manager = CacheManagers.start(true, "contract", "contract-node", null, "127.0.0.1", 7890, "127.0.0.1[7890]", 10_000);
         shared = CacheManagers.defineCache(manager, 10_000);
+        ContractApplication.sharedCache = shared; // the CDI nodes' application cache
     }
 
     /** The stack on a database; skipped (or failed, where databases are required) when it cannot be reached. */

@@ -74,13 +74,17 @@ final class World implements AutoCloseable {
     final CacheKind cacheKind;
     final FakeClock clock = new FakeClock(Instant.now());
     private final BiFunction<java.time.Clock, LocalCompletionSignals, RecordCache> sharedCache;
-    private final IdempotencyEngine[] nodes = new IdempotencyEngine[2];
+    private final Node[] nodes = new Node[2];
+    /** Nodes started so far (each Weld container gets an id of its own). */
+    private int started;
     private final ExecutorService afterCompletion = Executors.newCachedThreadPool(daemon("after-completion"));
     private final ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("heartbeats"));
     private final ExecutorService racers = Executors.newCachedThreadPool(daemon("racer"));
     private final AtomicInteger executions = new AtomicInteger();
     /** Executions of each key so far (any outcome, committed or not). */
     private final Map<String, AtomicInteger> runs = new HashMap<>();
+    /** The request each execution ran for, by its number. */
+    private final Map<String, String> requestOfRun = new java.util.concurrent.ConcurrentHashMap<>();
     /** The successes answered for each key in its record's present lifetime. */
     private final Map<String, Set<String>> answered = new HashMap<>();
     /** Bumped when the clock passes the records' time to live: the keys are new again. */
@@ -103,11 +107,18 @@ final class World implements AutoCloseable {
         this.door = door;
         this.cacheKind = cacheKind;
         this.sharedCache = sharedCache;
+        ContractApplication.store = env.store;
+        ContractApplication.clock = clock;
         nodes[0] = node(0);
         nodes[1] = node(1);
     }
 
-    private IdempotencyEngine node(int i) {
+    private Node node(int i) {
+        started++;
+        return door.cdi ? new WeldNode(i) : new EngineNode(engine(i));
+    }
+
+    private IdempotencyEngine engine(int i) {
         LocalCompletionSignals signals = new LocalCompletionSignals();
         RecordCache cache = switch (cacheKind) {
             case NONE -> RecordCache.NONE;
@@ -126,11 +137,10 @@ final class World implements AutoCloseable {
     /** The outcomes a call can have through this door in this mode. */
     List<Outcome> outcomes() {
         EnumSet<Outcome> o = EnumSet.of(Outcome.OK, Outcome.THROWS_KEPT, Outcome.THROWS_RELEASED);
-        boolean transaction = mode != ClaimMode.LEASED || door == Door.METHOD_IN_CALLERS_TRANSACTION;
-        if (transaction) {
+        if (transactional()) {
             o.add(Outcome.ROLLBACK_ONLY);
         }
-        if (door == Door.METHOD_IN_CALLERS_TRANSACTION) {
+        if (door.callersTransaction) {
             o.add(Outcome.CALLER_ROLLS_BACK);
             if (mode == ClaimMode.LEASED) {
                 // Atomic and optimistic calls are left out for now: with this test stack (Agroal outside a server), a
@@ -151,14 +161,20 @@ final class World implements AutoCloseable {
         this.afterEveryStep = check;
     }
 
+    /** Whether the work runs in a transaction: the library's (atomic, optimistic) or the caller's. The manager's never does. */
+    boolean transactional() {
+        return door != Door.MANAGER && (mode != ClaimMode.LEASED || door.callersTransaction);
+    }
+
     void flush(int node) {
         steps.add("flush " + node);
-        nodes[node].flushCache();
+        nodes[node].flush();
         afterEveryStep.accept(this);
     }
 
     void restart(int node) {
         steps.add("restart " + node);
+        nodes[node].close();
         nodes[node] = node(node);
         afterEveryStep.accept(this);
     }
@@ -207,11 +223,11 @@ final class World implements AutoCloseable {
         ScopedKey k = key(key);
         IdempotencyRecord before = kept(k);
         int runsBefore = runs(k).get();
-        Answer a = invoke(nodes[node], k, request, outcome);
+        Answer a = invoke(nodes[node], key, request, outcome);
         note(k, a);
         if (before != null) {
             String was = text(before);
-            if (before.fingerprint().equals(fingerprint(request))) {
+            if (requestOf(before).equals(request(request))) {
                 require(a.replayed && was.equals(a.text), "a retry of the kept " + k.key() + " is answered with its answer ("
                         + was + "), got " + a);
             } else {
@@ -239,11 +255,11 @@ final class World implements AutoCloseable {
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Answer>> futures = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            IdempotencyEngine engine = nodes[oneNode ? 0 : i % 2];
+            Node node = nodes[oneNode ? 0 : i % 2];
             Outcome outcome = i == 0 ? first : Outcome.OK;
             futures.add(racers.submit(() -> {
                 go.await();
-                return invoke(engine, k, "A", outcome);
+                return invoke(node, key, "A", outcome);
             }));
         }
         go.countDown();
@@ -262,14 +278,14 @@ final class World implements AutoCloseable {
             if (heldOff || a.text == null || !a.text.startsWith("fail:")) {
                 note(k, a);
             }
-            if (before != null && before.fingerprint().equals(fingerprint("A"))) {
+            if (before != null && requestOf(before).equals("A")) {
                 require(a.replayed && text(before).equals(a.text), "a duplicate of the kept " + k.key() + " is answered with its answer, got " + a);
             }
             // A duplicate that waits for the first call's answer gets it (the first settles well within the wait); but
             // an atomic or optimistic claim inside the caller's transaction that met the other's row cannot look again
             // (the statement may have broken the transaction, as on PostgreSQL): it is told "in progress", and the
             // caller's retry replays (the next step checks that).
-            boolean canLookAgain = (door != Door.METHOD_IN_CALLERS_TRANSACTION || mode == ClaimMode.LEASED) && !expiredTakeoverOnMariaDb;
+            boolean canLookAgain = (!door.callersTransaction || mode == ClaimMode.LEASED) && !expiredTakeoverOnMariaDb;
             require(!(policy.waitForResult() && canLookAgain && a.inProgress),
                     "a duplicate that waits is answered, not told in progress: " + a);
         }
@@ -290,15 +306,17 @@ final class World implements AutoCloseable {
         }
         require(env.dataSource.getMetrics().activeCount() == 0, "no connection is left out of the pool ("
                 + env.dataSource.getMetrics().activeCount() + " active)");
-        for (IdempotencyEngine e : nodes) {
-            require(e.heartbeats() == 0, "no lease heartbeat is left running (" + e.heartbeats() + ")");
+        for (Node n : nodes) {
+            require(n.heartbeats() == 0, "no lease heartbeat is left running (" + n.heartbeats() + ")");
         }
         for (int key = 0; key < 3; key++) {
             ScopedKey k = key(key);
             List<String> rows = rows(k);
             long ok = rows.stream().filter(r -> r.endsWith("#OK")).count();
-            require(ok <= 1, "at most one execution of " + k.key() + " commits its work: " + rows);
-            if (mode != ClaimMode.LEASED || door == Door.METHOD_IN_CALLERS_TRANSACTION) {
+            // The manager claims nothing: an application that checks, runs, then stores runs duplicates that arrive
+            // together (the first store wins, the others answer it); once a response is stored, no call runs again.
+            require(ok <= 1 || door == Door.MANAGER, "at most one execution of " + k.key() + " commits its work: " + rows);
+            if (transactional()) {
                 require(ok == rows.size(), "work that failed or rolled back never commits in a transaction: " + rows);
             }
             IdempotencyRecord kept = kept(k);
@@ -327,21 +345,31 @@ final class World implements AutoCloseable {
             return new Answer(false, true, committed, text, false, false, null);
         }
 
-        static Answer replayed(IdempotencyRecord r) {
-            return new Answer(true, false, true, World.text(r), false, false, null);
+        static Answer replayed(String text) {
+            return new Answer(true, false, true, text, false, false, null);
         }
 
-        static Answer threw(Throwable t) {
+        /** A call that ran, its work committed or not as its transaction ended; a replay stays one. */
+        Answer committed(boolean committed) {
+            return ran ? new Answer(false, true, committed, text, false, false, null) : this;
+        }
+
+        /**
+         * What a call that threw was answered; {@code ranHere}: whether this call ran the work (a kept failure thrown
+         * without it is the kept answer, replayed).
+         */
+        static Answer threw(Throwable t, boolean ranHere) {
             if (t instanceof IdempotencyInProgressException) {
                 return new Answer(false, false, false, null, true, false, null);
             }
             if (t instanceof IdempotencyKeyReusedException) {
                 return new Answer(false, false, false, null, false, true, null);
             }
-            if (t instanceof Kept kept) {
-                return new Answer(false, true, true, "fail:" + kept.getMessage(), false, false, null);
+            if (t instanceof ContractApplication.Kept kept) {
+                return ranHere ? new Answer(false, true, true, "fail:" + kept.getMessage(), false, false, null)
+                        : replayed("fail:" + kept.getMessage());
             }
-            if (t instanceof Released released) {
+            if (t instanceof ContractApplication.Released) {
                 return new Answer(false, true, false, null, false, false, null);
             }
             return new Answer(false, false, false, null, false, false, t);
@@ -358,38 +386,218 @@ final class World implements AutoCloseable {
         }
     }
 
-    Answer invoke(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
-        return switch (door) {
-            case METHOD -> method(engine, k, request, outcome);
-            case METHOD_IN_CALLERS_TRANSACTION -> inCallersTransaction(engine, k, request, outcome);
-            case HTTP -> http(engine, k, request, outcome);
-        };
-    }
+    /** Whether the work ran in the call under way on this thread. */
+    private final ThreadLocal<Boolean> ranHere = ThreadLocal.withInitial(() -> false);
 
-    private Answer method(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
+    Answer invoke(Node node, int key, String request, Outcome outcome) {
+        ranHere.set(false);
         try {
-            return answer(engine.flow(mode).run(k, fingerprint(request), null, policy, work(k, outcome)), outcome != Outcome.ROLLBACK_ONLY);
-        } catch (Throwable t) {
-            return Answer.threw(t);
+            return node.invoke(key, request, outcome);
+        } finally {
+            ranHere.remove();
         }
     }
 
-    private Answer inCallersTransaction(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
-        AtomicOutcome<String> o;
+    /** A call that answers: ran (its work committed as drawn) or replayed. */
+    @FunctionalInterface
+    private interface Invocation {
+        Answer call() throws Throwable;
+    }
+
+    /** A node of the world: an engine called as the doors call it, or a CDI container with the library's extension. */
+    private interface Node {
+        Answer invoke(int key, String request, Outcome outcome);
+
+        void flush();
+
+        int heartbeats();
+
+        void close();
+    }
+
+    /** The engine called as a door calls it: a method's run (with or without the caller's transaction), the HTTP filter's hold and settle. */
+    private final class EngineNode implements Node {
+        private final IdempotencyEngine engine;
+
+        EngineNode(IdempotencyEngine engine) {
+            this.engine = engine;
+        }
+
+        @Override
+        public Answer invoke(int key, String request, Outcome outcome) {
+            ScopedKey k = key(key);
+            Invocation run = () -> answer(engine.flow(mode).run(k, fingerprint(request), null, policy, work(k, request, outcome)));
+            return switch (door) {
+                case METHOD -> method(run, outcome);
+                case METHOD_IN_CALLERS_TRANSACTION -> inCallersTransaction(run, outcome);
+                case HTTP -> http(engine, k, request, outcome);
+                default -> throw new IllegalStateException(door + " is reached through CDI");
+            };
+        }
+
+        @Override
+        public void flush() {
+            engine.flushCache();
+        }
+
+        @Override
+        public int heartbeats() {
+            return engine.heartbeats();
+        }
+
+        @Override
+        public void close() {
+            engine.renewLeasesWith(null, Duration.ZERO);
+        }
+    }
+
+    /**
+     * A node as an application deploys the library: Weld with the library's extension and Narayana's
+     * {@code @Transactional}, the world's store, clock and (shared) cache as the application's beans, the cache of its
+     * own ({@code idempotency.cache.mode=local}) or none by configuration; called through the {@code @Idempotent}
+     * interceptor, the functional API or the manager.
+     */
+    private final class WeldNode implements Node {
+        private final org.jboss.weld.environment.se.WeldContainer container;
+        private final ContractApplication.Payments payments;
+        private final dev.idempotency.Idempotency idempotency;
+        private final dev.idempotency.IdempotencyManager manager;
+        private final IdempotencyEngine engine;
+
+        WeldNode(int i) {
+            Map<String, String> config = new HashMap<>();
+            config.put("idempotency.node-id", prefix + "-node-" + i);
+            config.put("idempotency.cache.mode", cacheKind == CacheKind.PER_NODE ? "local" : "none");
+            config.put("idempotency.cache.secret", Stack.SECRET);
+            config.put("idempotency.ttl", policy.ttl().toString());
+            config.put("idempotency.lease", policy.lease().toString());
+            List<Class<?>> beans = new ArrayList<>(List.of(ContractApplication.Resources.class, ContractApplication.Payments.class));
+            if (cacheKind == CacheKind.SHARED) {
+                beans.add(ContractApplication.SharedCache.class); // the application's cache wins over the configured mode
+            }
+            container = dev.idempotency.testing.IdempotencyWeld.weld(config, beans.toArray(Class<?>[]::new))
+                    .addExtension(new com.arjuna.ats.jta.cdi.TransactionExtension())
+                    .containerId(prefix + "-" + started)
+                    .initialize();
+            payments = container.select(ContractApplication.Payments.class).get();
+            idempotency = container.select(dev.idempotency.Idempotency.class).get();
+            manager = container.select(dev.idempotency.IdempotencyManager.class).get();
+            engine = container.select(IdempotencyEngine.class).get();
+        }
+
+        @Override
+        public Answer invoke(int key, String request, Outcome outcome) {
+            String keyText = keyText(key);
+            AtomicCall<String> work = work(key(key), request, outcome);
+            ContractApplication.WORK.set(work::run);
+            try {
+                return switch (door) {
+                    case INTERCEPTOR -> method(() -> ranOrReplayed(pay(keyText, request)), outcome);
+                    case INTERCEPTOR_IN_CALLERS_TRANSACTION -> inCallersTransaction(() -> ranOrReplayed(pay(keyText, request)), outcome);
+                    case FUNCTIONAL -> method(() -> ranOrReplayed(idempotency.with(options())
+                            .call(ContractApplication.NAMESPACE, keyText, request, String.class, work::run)), outcome);
+                    case MANAGER -> manager(keyText, work);
+                    default -> throw new IllegalStateException(door + " is not reached through CDI");
+                };
+            } finally {
+                ContractApplication.WORK.remove();
+            }
+        }
+
+        /** The interceptor's method of this world's mode and duplicate policy. */
+        private String pay(String key, String request) throws Exception {
+            boolean waits = policy.waitForResult();
+            return switch (mode) {
+                case ATOMIC -> waits ? payments.atomicWait(key, request) : payments.atomicReject(key, request);
+                case OPTIMISTIC -> waits ? payments.optimisticWait(key, request) : payments.optimisticReject(key, request);
+                default -> waits ? payments.leasedWait(key, request) : payments.leasedReject(key, request);
+            };
+        }
+
+        /** The functional API's options: those of the methods. */
+        private dev.idempotency.IdempotencyOptions options() {
+            return dev.idempotency.IdempotencyOptions.builder().ttl(policy.ttl()).lease(policy.lease()).claim(mode)
+                    .onConcurrent(policy.waitForResult() ? dev.idempotency.OnConcurrent.WAIT : dev.idempotency.OnConcurrent.REJECT)
+                    .waitTimeout(policy.waitTimeout().isZero() ? Duration.ofSeconds(20) : policy.waitTimeout())
+                    .keepOn(ContractApplication.Kept.class).build();
+        }
+
+        /**
+         * As a gateway uses the manager: a response stored is answered; else the work runs and its answer (a success, or
+         * a failure the gateway keeps) is stored, and a store that finds another answer there answers that one.
+         */
+        private Answer manager(String keyText, AtomicCall<String> work) {
+            dev.idempotency.RequestKey rk = dev.idempotency.RequestKey.of(keyText);
+            try {
+                if (manager.check(rk).responseStored()) {
+                    return Answer.replayed(new String(manager.retrieve(rk), StandardCharsets.UTF_8));
+                }
+                String text;
+                try {
+                    text = "ok:" + work.run();
+                } catch (ContractApplication.Kept kept) {
+                    text = "fail:" + kept.getMessage();
+                }
+                try {
+                    manager.store(rk, text);
+                    return Answer.ran(text, true);
+                } catch (IdempotencyKeyReusedException first) {
+                    return Answer.replayed(new String(manager.retrieve(rk), StandardCharsets.UTF_8));
+                } catch (IdempotencyInProgressException storing) {
+                    return manager.await(rk, Duration.ofSeconds(20)).map(r -> Answer.replayed(new String(r, StandardCharsets.UTF_8)))
+                            .orElseGet(() -> Answer.threw(storing, false));
+                }
+            } catch (Throwable t) {
+                return Answer.threw(t, ranHere.get());
+            }
+        }
+
+        @Override
+        public void flush() {
+            manager.flushCache();
+        }
+
+        @Override
+        public int heartbeats() {
+            return engine.heartbeats();
+        }
+
+        @Override
+        public void close() {
+            container.close();
+        }
+    }
+
+    /** A method's answer: the work ran in this call, or the kept value was returned without it. */
+    private Answer ranOrReplayed(String value) {
+        return ranHere.get() ? Answer.ran("ok:" + value, true) : Answer.replayed("ok:" + value);
+    }
+
+    /** A method with no transaction of the caller's: a success marked for rollback committed nothing. */
+    private Answer method(Invocation call, Outcome outcome) {
+        try {
+            return call.call().committed(outcome != Outcome.ROLLBACK_ONLY);
+        } catch (Throwable t) {
+            return Answer.threw(t, ranHere.get());
+        }
+    }
+
+    private Answer inCallersTransaction(Invocation call, Outcome outcome) {
+        Answer a;
         try {
             env.tm.begin();
         } catch (Exception e) {
             throw new AssertionError(e);
         }
         try {
-            o = engine.flow(mode).run(k, fingerprint(request), null, policy, work(k, outcome));
+            a = call.call();
         } catch (Throwable t) {
             rollback();
-            return Answer.threw(t);
+            return Answer.threw(t, ranHere.get());
         }
         if (outcome == Outcome.CALLER_ROLLS_BACK) {
             rollback();
-            return o instanceof AtomicOutcome.Ran<String> ran ? Answer.ran("ok:" + ran.value(), false) : answer(o, true);
+            return a.committed(false);
         }
         boolean committed;
         try {
@@ -400,11 +608,11 @@ final class World implements AutoCloseable {
         } catch (Exception e) {
             rollback();
             if (outcome != Outcome.CALLERS_TRANSACTION_TIMES_OUT) {
-                return Answer.threw(e);
+                return Answer.threw(e, ranHere.get());
             }
             committed = false; // the caller learns at its commit that its transaction is gone
         }
-        return answer(o, committed);
+        return a.committed(committed);
     }
 
     private Answer http(IdempotencyEngine engine, ScopedKey k, String request, Outcome outcome) {
@@ -412,45 +620,45 @@ final class World implements AutoCloseable {
         try {
             d = engine.flow(mode).hold(k, fingerprint(request), null, policy);
         } catch (Throwable t) {
-            return Answer.threw(t);
+            return Answer.threw(t, ranHere.get());
         }
         if (d instanceof Decision.Replay replay) {
-            return Answer.replayed(replay.record());
+            return Answer.replayed(text(replay.record()));
         }
         Claimed claimed = ((Decision.Held) d).claimed();
         String value;
         try {
-            value = work(k, outcome).run();
-        } catch (Kept kept) {
+            value = work(k, request, outcome).run();
+        } catch (ContractApplication.Kept kept) {
             // The resource answered a status the method keeps (a 4xx): stored as its answer.
-            return settle(claimed, "fail:" + kept.getMessage(), outcome);
+            return settle(claimed, "fail:" + kept.getMessage());
         } catch (Throwable t) {
             claimed.giveUp(); // a status that is not kept (a 5xx): the key is free again
-            return Answer.threw(t);
+            return Answer.threw(t, ranHere.get());
         }
         if (outcome == Outcome.WRITER_FAILS) {
             claimed.giveUp();
-            return Answer.threw(new Released("the writer failed"));
+            return Answer.threw(new ContractApplication.Released("the writer failed"), true);
         }
-        return settle(claimed, "ok:" + value, outcome);
+        return settle(claimed, "ok:" + value);
     }
 
-    private Answer settle(Claimed claimed, String text, Outcome outcome) {
+    private Answer settle(Claimed claimed, String text) {
         try {
             boolean kept = claimed.complete(text.getBytes(StandardCharsets.UTF_8));
             return Answer.ran(text, kept);
         } catch (dev.idempotency.core.AnsweredFirst first) {
-            return Answer.replayed(first.record()); // the filter sends the first answer, as a replay
+            return Answer.replayed(text(first.record())); // the filter sends the first answer, as a replay
         } catch (Throwable t) {
-            return Answer.threw(t);
+            return Answer.threw(t, ranHere.get());
         }
     }
 
-    private static Answer answer(AtomicOutcome<String> o, boolean committed) {
+    private Answer answer(AtomicOutcome<String> o) {
         if (o instanceof AtomicOutcome.Replayed<String> r) {
-            return Answer.replayed(r.record());
+            return Answer.replayed(text(r.record()));
         }
-        return Answer.ran("ok:" + ((AtomicOutcome.Ran<String>) o).value(), committed);
+        return Answer.ran("ok:" + ((AtomicOutcome.Ran<String>) o).value(), true);
     }
 
     private void rollback() {
@@ -468,15 +676,18 @@ final class World implements AutoCloseable {
     }
 
     /** The work: one business row in the call's transaction (or on its own, with none), then the outcome. */
-    private AtomicCall<String> work(ScopedKey k, Outcome outcome) {
+    private AtomicCall<String> work(ScopedKey k, String request, Outcome outcome) {
         return new AtomicCall<>() {
             @Override
             public String run() throws Exception {
                 String n = String.valueOf(executions.incrementAndGet());
                 runs(k).incrementAndGet();
-                // Rows of work that answers (and, over HTTP, of a resource that answered a status it keeps) are OK rows.
+                ranHere.set(true);
+                requestOfRun.put(n, request(request));
+                // Rows of work that answers (and, over HTTP or through the manager, of one whose failure is stored as
+                // the answer) are OK rows.
                 boolean answers = outcome == Outcome.OK || outcome == Outcome.WRITER_FAILS
-                        || door == Door.HTTP && outcome == Outcome.THROWS_KEPT;
+                        || (door == Door.HTTP || door == Door.MANAGER) && outcome == Outcome.THROWS_KEPT;
                 if (outcome == Outcome.CALLERS_TRANSACTION_TIMES_OUT) {
                     // As the reaper does at the timeout: rolled back from another thread, still this thread's. The work
                     // then writes nothing (a pool outside a server may let a dead transaction's statements autocommit;
@@ -490,8 +701,8 @@ final class World implements AutoCloseable {
                 }
                 insert(row(k, n, answers ? Outcome.OK : outcome));
                 switch (outcome) {
-                    case THROWS_KEPT -> throw new Kept("failure-" + n);
-                    case THROWS_RELEASED -> throw new Released("failure-" + n);
+                    case THROWS_KEPT -> throw new ContractApplication.Kept("failure-" + n);
+                    case THROWS_RELEASED -> throw new ContractApplication.Released("failure-" + n);
                     case ROLLBACK_ONLY -> env.tsr.setRollbackOnly();
                     default -> {
                     }
@@ -506,7 +717,7 @@ final class World implements AutoCloseable {
 
             @Override
             public boolean keeps(Throwable failure) {
-                return failure instanceof Kept;
+                return failure instanceof ContractApplication.Kept;
             }
 
             @Override
@@ -516,22 +727,27 @@ final class World implements AutoCloseable {
         };
     }
 
-    static final class Kept extends RuntimeException {
-        Kept(String message) {
-            super(message, null, false, false);
-        }
-    }
-
-    static final class Released extends RuntimeException {
-        Released(String message) {
-            super(message, null, false, false);
-        }
-    }
-
     // ------------------------------------------------------------------------------------------------ helpers
 
+    /** The record of a key of this schedule, as the door keeps it (the manager keeps responses under a namespace of its own). */
     ScopedKey key(int key) {
-        return new ScopedKey("payments", "anonymous", prefix + "-k" + key);
+        return new ScopedKey(door == Door.MANAGER ? "idempotency-manager/responses" : ContractApplication.NAMESPACE, "anonymous",
+                keyText(key));
+    }
+
+    String keyText(int key) {
+        return prefix + "-k" + key;
+    }
+
+    /** The request a call makes: the manager knows none (a key has one response), so every call of a key is one request. */
+    private String request(String request) {
+        return door == Door.MANAGER ? "A" : request;
+    }
+
+    /** Which request the execution behind a kept answer ran for. */
+    private String requestOf(IdempotencyRecord kept) {
+        String text = text(kept);
+        return requestOfRun.get(text.substring(text.lastIndexOf('-') + 1));
     }
 
     static String fingerprint(String request) {
@@ -548,8 +764,20 @@ final class World implements AutoCloseable {
         return k.key() + "#" + epoch + "#" + n + "#" + outcome;
     }
 
-    static String text(IdempotencyRecord r) {
-        return new String(r.response(), StandardCharsets.UTF_8);
+    /**
+     * The answer a record keeps, as the calls answered it: the bytes the engine doors and the manager stored, or a
+     * method's JSON (a returned string, a kept failure's message).
+     */
+    String text(IdempotencyRecord r) {
+        String raw = new String(r.response(), StandardCharsets.UTF_8);
+        if (!door.cdi || door == Door.MANAGER) {
+            return raw;
+        }
+        try (jakarta.json.JsonReader reader = jakarta.json.Json.createReader(new java.io.StringReader(raw))) {
+            jakarta.json.JsonValue v = reader.readValue();
+            return v instanceof jakarta.json.JsonString value ? "ok:" + value.getString()
+                    : "fail:" + v.asJsonObject().getString("message");
+        }
     }
 
     /** The key's finished, unexpired record in the store: the judge's answer. */
@@ -598,6 +826,11 @@ final class World implements AutoCloseable {
 
     @Override
     public void close() {
+        for (Node n : nodes) {
+            if (n != null) {
+                n.close();
+            }
+        }
         racers.shutdownNow();
         heartbeats.shutdownNow();
         afterCompletion.shutdown();
