@@ -76,18 +76,13 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         Instant now = engine.clock().instant();
         ScopedKey seenKey = seenKey(key);
         Sighting sighting = engine.sight(seenKey, key.requestType(), policy());
-        // A response stored is noted with the id's cached sighting (and the response itself is cached): no SQL. Asked
-        // by the store, the response's own record answers; and so it does when a cache of this node's own knows of no
-        // response, since another node may have stored one (a gateway that runs its work on "not stored" would run it
-        // twice): a shared cache's sighting is noted by every store, whichever node made it.
-        boolean stored;
-        if (sighting.fromCache() && (sighting.noted() || engine.cached(responseKey(key)).isPresent())) {
-            stored = true;
-        } else if (sighting.fromCache() && runtime.recordCache() != null && runtime.recordCache().shared()) {
-            stored = false;
-        } else {
-            stored = responseRecord(key).isPresent();
-        }
+        // A response stored is noted with the id's cached sighting (and the response itself is cached): no SQL. Else
+        // the response's own record in the store answers: a cache's "no response" is never trusted, since another node
+        // may have stored one that this node's own cache never saw, and a shared cache may have lost the note (a
+        // flush, an eviction; a sighting read again from the store comes without it). A gateway that runs its work on
+        // "not stored" would run it twice.
+        boolean stored = sighting.fromCache() && (sighting.noted() || engine.cached(responseKey(key)).isPresent())
+                || responseRecord(key).isPresent();
         if (stored && !sighting.noted()) {
             engine.noteSighting(seenKey);
         }

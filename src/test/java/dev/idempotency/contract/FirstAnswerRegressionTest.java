@@ -100,4 +100,48 @@ class FirstAnswerRegressionTest {
             w.call(0, 0, "A", Outcome.OK);
         });
     }
+
+    /**
+     * A gateway on the manager: a response stored on one node, then checked on the other, whose own cache had seen the id
+     * before but not the response: "no response stored", and the gateway ran its work again (found on H2, default
+     * cache). Now the store answers whenever the cache knows of no response.
+     */
+    @org.junit.jupiter.api.Test
+    void aResponseStoredThroughTheManagerOnOneNodeIsSeenOnTheOther() {
+        run(ClaimMode.LEASED, Door.MANAGER, CacheKind.PER_NODE, w -> {
+            w.call(1, 0, "A", Outcome.THROWS_RELEASED); // node 1 sees k0; nothing is stored
+            w.call(0, 0, "A", Outcome.OK); // node 0 runs and stores
+            w.call(1, 0, "A", Outcome.OK); // node 1's check: stored
+        });
+    }
+
+    /**
+     * The same through a cache the nodes share, emptied: duplicates checked at once on one node, the first reading the
+     * id's sighting from the store and caching it (without its note that a response exists) before the others asked the
+     * cache, which then knew the id and no response: they ran the work again (found on PostgreSQL). Raced ten times.
+     */
+    @org.junit.jupiter.api.Test
+    void duplicatesOnTheManagerAfterAFlushAreAnsweredTheStoredResponse() {
+        run(ClaimMode.LEASED, Door.MANAGER, CacheKind.SHARED, w -> {
+            w.call(1, 0, "A", Outcome.THROWS_KEPT); // stored: the failure the gateway keeps
+            for (int i = 0; i < 10; i++) {
+                w.flush(1);
+                w.race(0, 3, Outcome.OK, true);
+            }
+        });
+    }
+
+    /**
+     * Two stores through the manager at once with different bytes: the second was told "another response is stored"
+     * while the first had not finished, and its retrieve found none (found on H2, one race). Now it is "in progress",
+     * and the gateway awaits the first.
+     */
+    @org.junit.jupiter.api.Test
+    void racingStoresThroughTheManagerAnswerTheFirst() {
+        run(ClaimMode.LEASED, Door.MANAGER, CacheKind.NONE, w -> {
+            for (int key = 0; key < 3; key++) {
+                w.race(key, 3, Outcome.THROWS_KEPT, false);
+            }
+        });
+    }
 }
