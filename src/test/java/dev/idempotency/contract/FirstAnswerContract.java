@@ -42,8 +42,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The first-answer contract over generated fault schedules, on H2, PostgreSQL and MariaDB: every claim mode, every door an application reaches
  * the engine through (an {@code @Idempotent} method with and without the caller's transaction, the functional API and
- * the manager, each node then a CDI container with the library's extension; and the engine called as they and the
- * HTTP filter call it), every cache state (none, one per node, one shared by the nodes as a replicated cache is),
+ * the manager, each node then a CDI container with the library's extension; the HTTP filter, on one node of RESTEasy,
+ * Undertow and Weld; and the engine called as they and the HTTP filter call it), every cache state (none, one per node, one shared by the nodes as a replicated cache is),
  * two nodes over one database; random steps of first calls, retries of the same and of another request, concurrent
  * duplicates on both nodes, caches flushed, nodes restarted, callers rolling back, transactions marked for rollback,
  * failures kept and released, writers failing, the clock stepped past a lease and past the records' time to live.
@@ -165,7 +165,13 @@ abstract class FirstAnswerContract {
          * {@code IdempotencyManager}, as a gateway uses it: check, run, store (claiming nothing: the mode does not apply,
          * and duplicates that arrive together may each run; once a response is stored, none runs again).
          */
-        MANAGER(false, true);
+        MANAGER(false, true),
+        /**
+         * The HTTP filter itself: {@code POST} requests with an {@code Idempotency-Key} to a JAX-RS resource (RESTEasy,
+         * Undertow, Weld, the library's JPA store over the schedule's pool). One node: the runtime's CDI container has a
+         * fixed name, so its nodes cannot run side by side; its steps on "both nodes" are on that one.
+         */
+        HTTP_FILTER(false, false);
 
         /** Whether the call runs inside a transaction of the caller's. */
         final boolean callersTransaction;
@@ -175,6 +181,16 @@ abstract class FirstAnswerContract {
         Door(boolean callersTransaction, boolean cdi) {
             this.callersTransaction = callersTransaction;
             this.cdi = cdi;
+        }
+
+        /** Whether the door's world has one node. */
+        boolean singleNode() {
+            return this == HTTP_FILTER;
+        }
+
+        /** Whether the door answers over HTTP (a status the method keeps, a writer that fails). */
+        boolean http() {
+            return this == HTTP || this == HTTP_FILTER;
         }
     }
 

@@ -32,7 +32,7 @@ final class Stack implements AutoCloseable {
     final JtaEnvironment env;
     /** Reads the committed business rows, outside every transaction. */
     final Connection reader;
-    private final EmbeddedCacheManager manager;
+    final EmbeddedCacheManager manager;
     private final Cache<String, byte[]> shared;
     private final AtomicLong worlds = new AtomicLong();
 

@@ -110,12 +110,17 @@ final class World implements AutoCloseable {
         ContractApplication.store = env.store;
         ContractApplication.clock = clock;
         nodes[0] = node(0);
-        nodes[1] = node(1);
+        nodes[1] = door.singleNode() ? nodes[0] : node(1);
     }
 
     private Node node(int i) {
         started++;
-        return door.cdi ? new WeldNode(i) : new EngineNode(engine(i));
+        return door == Door.HTTP_FILTER ? new HttpNode() : door.cdi ? new WeldNode(i) : new EngineNode(engine(i));
+    }
+
+    /** The node a step names (a world of one node has it under both numbers). */
+    private Node at(int node) {
+        return nodes[door.singleNode() ? 0 : node];
     }
 
     private IdempotencyEngine engine(int i) {
@@ -149,7 +154,7 @@ final class World implements AutoCloseable {
                 o.add(Outcome.CALLERS_TRANSACTION_TIMES_OUT);
             }
         }
-        if (door == Door.HTTP && mode != ClaimMode.LEASED) {
+        if (door.http() && mode != ClaimMode.LEASED) {
             o.add(Outcome.WRITER_FAILS);
         }
         return new ArrayList<>(o);
@@ -168,14 +173,18 @@ final class World implements AutoCloseable {
 
     void flush(int node) {
         steps.add("flush " + node);
-        nodes[node].flush();
+        at(node).flush();
         afterEveryStep.accept(this);
     }
 
     void restart(int node) {
         steps.add("restart " + node);
-        nodes[node].close();
-        nodes[node] = node(node);
+        int i = door.singleNode() ? 0 : node;
+        nodes[i].close();
+        nodes[i] = node(i);
+        if (door.singleNode()) {
+            nodes[1] = nodes[0];
+        }
         afterEveryStep.accept(this);
     }
 
@@ -223,7 +232,7 @@ final class World implements AutoCloseable {
         ScopedKey k = key(key);
         IdempotencyRecord before = kept(k);
         int runsBefore = runs(k).get();
-        Answer a = invoke(nodes[node], key, request, outcome);
+        Answer a = invoke(at(node), key, request, outcome);
         note(k, a);
         if (before != null) {
             String was = text(before);
@@ -255,7 +264,7 @@ final class World implements AutoCloseable {
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Answer>> futures = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            Node node = nodes[oneNode ? 0 : i % 2];
+            Node node = at(oneNode ? 0 : i % 2);
             Outcome outcome = i == 0 ? first : Outcome.OK;
             futures.add(racers.submit(() -> {
                 go.await();
@@ -568,6 +577,128 @@ final class World implements AutoCloseable {
         }
     }
 
+    /**
+     * The HTTP filter's node: requests to {@code /contract/<mode>-<policy>}, answered by the schedule's work on the
+     * request's thread: {@code 201} and its answer, {@code 400} and a failure the filter keeps (a 4xx), {@code 503} for one
+     * it does not (a 5xx), a success marked for rollback, or a {@code 201} whose entity the writer cannot write.
+     */
+    private final class HttpNode implements Node {
+        private final dev.idempotency.http.ContractServer server;
+        /** The calls under way, by the id their request carries; the ids of those whose work ran. */
+        private final Map<String, java.util.function.Supplier<jakarta.ws.rs.core.Response>> calls = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Set<String> ran = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        private final AtomicInteger ids = new AtomicInteger();
+
+        HttpNode() {
+            Map<String, String> config = new HashMap<>();
+            config.put("idempotency.node-id", prefix + "-node-0");
+            config.put("idempotency.cache.mode", cacheKind == CacheKind.PER_NODE ? "local" : "none");
+            config.put("idempotency.cache.secret", Stack.SECRET);
+            try {
+                server = new dev.idempotency.http.ContractServer(config, env.dataSource, clock,
+                        cacheKind == CacheKind.SHARED ? stack.manager : null, id -> calls.get(id).get());
+            } catch (Exception e) {
+                throw new AssertionError("the HTTP node did not start", e);
+            }
+        }
+
+        @Override
+        public Answer invoke(int key, String request, Outcome outcome) {
+            String id = prefix + "-call-" + ids.incrementAndGet();
+            ScopedKey k = key(key);
+            calls.put(id, () -> respond(id, k, request, outcome));
+            java.net.http.HttpResponse<String> r;
+            try {
+                r = server.post(mode.name().toLowerCase(java.util.Locale.ROOT) + (policy.waitForResult() ? "-wait" : "-reject"),
+                        keyText(key), request, id);
+            } catch (Exception e) {
+                return Answer.threw(e, ran.contains(id));
+            } finally {
+                calls.remove(id);
+            }
+            boolean replayed = r.headers().firstValue("Idempotent-Replayed").filter("true"::equals).isPresent();
+            boolean workRan = ran.remove(id);
+            int status = r.statusCode();
+            if (replayed && (status == 201 || status == 400)) {
+                return Answer.replayed((status == 201 ? "ok:" : "fail:") + r.body());
+            }
+            return switch (status) {
+                case 201 -> new Answer(false, workRan, true, "ok:" + r.body(), false, false, null);
+                case 400 -> new Answer(false, workRan, true, "fail:" + r.body(), false, false, null);
+                case 409 -> Answer.threw(new IdempotencyInProgressException(r.body(), Duration.ZERO), workRan);
+                case 422 -> Answer.threw(new IdempotencyKeyReusedException(r.body()), workRan);
+                // released (a 5xx the filter does not keep), rolled back (a success marked for rollback), a writer that failed
+                case 500, 503 -> new Answer(false, workRan, false, null, false, false, null);
+                default -> Answer.threw(new IllegalStateException("HTTP " + status + " " + r.headers().map() + " " + r.body()), workRan);
+            };
+        }
+
+        /** The resource's answer, on the request's thread. */
+        private jakarta.ws.rs.core.Response respond(String id, ScopedKey k, String request, Outcome outcome) {
+            ran.add(id);
+            try {
+                String value = work(k, request, outcome).run();
+                if (outcome == Outcome.WRITER_FAILS) {
+                    return jakarta.ws.rs.core.Response.status(201).entity(new dev.idempotency.http.PaymentsResource.Unwritable())
+                            .type(jakarta.ws.rs.core.MediaType.APPLICATION_JSON).build();
+                }
+                return jakarta.ws.rs.core.Response.status(201).entity(value).build();
+            } catch (ContractApplication.Kept kept) {
+                return jakarta.ws.rs.core.Response.status(400).entity(kept.getMessage()).build();
+            } catch (ContractApplication.Released released) {
+                return jakarta.ws.rs.core.Response.status(503).entity(released.getMessage()).build();
+            } catch (Exception e) {
+                return jakarta.ws.rs.core.Response.status(599).entity(e.toString()).build();
+            }
+        }
+
+        /** A stored response's answer: its status's kind and its body. */
+        static String text(byte[] stored) {
+            try (java.io.DataInputStream in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(stored))) {
+                in.readByte(); // the stored form's version
+                int status = in.readShort();
+                in.readBoolean();
+                int headers = in.readShort();
+                for (int i = 0; i < headers; i++) {
+                    in.readUTF();
+                    in.readUTF();
+                }
+                byte[] body = new byte[in.readInt()];
+                in.readFully(body);
+                return (status < 300 ? "ok:" : "fail:") + new String(body, StandardCharsets.UTF_8);
+            } catch (java.io.IOException e) {
+                throw new AssertionError("not a stored response", e);
+            }
+        }
+
+        @Override
+        public void flush() {
+            try {
+                server.flush();
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        @Override
+        public int heartbeats() {
+            try {
+                return server.heartbeats();
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                server.close();
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
     /** A method's answer: the work ran in this call, or the kept value was returned without it. */
     private Answer ranOrReplayed(String value) {
         return ranHere.get() ? Answer.ran("ok:" + value, true) : Answer.replayed("ok:" + value);
@@ -687,7 +818,7 @@ final class World implements AutoCloseable {
                 // Rows of work that answers (and, over HTTP or through the manager, of one whose failure is stored as
                 // the answer) are OK rows.
                 boolean answers = outcome == Outcome.OK || outcome == Outcome.WRITER_FAILS
-                        || (door == Door.HTTP || door == Door.MANAGER) && outcome == Outcome.THROWS_KEPT;
+                        || (door.http() || door == Door.MANAGER) && outcome == Outcome.THROWS_KEPT;
                 if (outcome == Outcome.CALLERS_TRANSACTION_TIMES_OUT) {
                     // As the reaper does at the timeout: rolled back from another thread, still this thread's. The work
                     // then writes nothing (a pool outside a server may let a dead transaction's statements autocommit;
@@ -769,6 +900,9 @@ final class World implements AutoCloseable {
      * method's JSON (a returned string, a kept failure's message).
      */
     String text(IdempotencyRecord r) {
+        if (door == Door.HTTP_FILTER) {
+            return HttpNode.text(r.response());
+        }
         String raw = new String(r.response(), StandardCharsets.UTF_8);
         if (!door.cdi || door == Door.MANAGER) {
             return raw;
@@ -826,7 +960,7 @@ final class World implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Node n : nodes) {
+        for (Node n : door.singleNode() ? new Node[] {nodes[0]} : nodes) {
             if (n != null) {
                 n.close();
             }
