@@ -20,6 +20,8 @@ public interface Claimed {
      *         the call is kept and the door answers as the work did
      * @throws AnsweredFirst                 another call stored the key's answer first: nothing of this call is kept,
      *                                        and the door answers with the other's (the first answer)
+     * @throws dev.idempotency.IdempotencyKeyReusedException another request with the key stored its answer first:
+     *                                        nothing of this call is kept
      * @throws IdempotencyInProgressException the commit lost to another that committed the key first: nothing of this
      *                                        call is kept, a retry replays the other's
      * @throws IdempotencyStoreException      the answer could not be kept; when {@link ClaimFlow#workCommitsWithAnswer()},

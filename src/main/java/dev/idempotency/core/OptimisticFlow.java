@@ -410,6 +410,9 @@ final class OptimisticFlow implements ClaimFlow {
                     if (winner != null && winner.fingerprint().equals(run.fingerprint)) {
                         throw new AnsweredFirst(winner);
                     }
+                    if (winner != null) {
+                        throw replies.reused(run.key); // the key's answer is another request's
+                    }
                 }
                 throw replies.rejected(run.key, lost instanceof AtomicClaimLoop.Step.Blocked<Object> b ? b.retryAfter() : Replies.MIN_RETRY_AFTER);
             }

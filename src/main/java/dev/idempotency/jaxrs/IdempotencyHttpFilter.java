@@ -527,7 +527,8 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
      * operation ran and committed; a failure to keep its answer is logged and the response goes out, and a retry after
      * the lease may run it again). Else the problem to answer instead, nothing having been kept (the client must not
      * get the response as a success): {@code 409} when another node committed the key first (a multi-primary database;
-     * its retry replays), {@code 503} when the answer or the commit failed. A transaction the application marked for
+     * its retry replays), {@code 422} when another request with the key (another body) stored its answer first,
+     * {@code 503} when the answer or the commit failed. A transaction the application marked for
      * rollback rolls back and nothing is kept: an error or a refusal (4xx) goes out as it is, but a success is answered
      * {@code 500} problem {@code rolled-back} (the client must not believe done what was undone).
      */
@@ -551,6 +552,11 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         } catch (dev.idempotency.IdempotencyInProgressException e) {
             LOG.log(Level.FINE, "{0}: another node committed the key first; this request's work rolled back", method.describe());
             return Problems.inProgress(e.retryAfter().toSeconds());
+        } catch (IdempotencyKeyReusedException e) {
+            // Another request with the key (another body, ...) stored its answer first: this one's work rolled back.
+            LOG.log(Level.FINE, "{0}: another request with the key stored its answer first; this request's work rolled back",
+                    method.describe());
+            return Problems.keyReused(method.http().header());
         } catch (RuntimeException e) {
             if (!undone) {
                 LOG.log(Level.SEVERE, "Could not store the response of " + method.describe() + " for the "

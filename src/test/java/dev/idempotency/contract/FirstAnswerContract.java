@@ -135,15 +135,20 @@ abstract class FirstAnswerContract {
         }
     }
 
-    /** Two or three concurrent duplicates of one key and request, on both nodes: one ends as drawn, the others well. */
+    /**
+     * Two or three concurrent duplicates of one key, on both nodes: one ends as drawn, the others well; now and then the
+     * second is another request (another body) with the same key.
+     */
     static final class RaceStep implements Action.Independent<World> {
         @Override
         public Arbitrary<Transformer<World>> transformer() {
             return Combinators.combine(Arbitraries.integers().between(0, 2), Arbitraries.integers().between(2, 3),
-                            Arbitraries.of(Outcome.OK, Outcome.THROWS_KEPT, Outcome.THROWS_RELEASED), Arbitraries.of(true, false))
-                    .as((key, n, first, oneNode) -> Transformer.mutate(n + " duplicates of k" + key + " at once"
-                            + (oneNode ? " on one node" : " on both nodes") + ", one of them " + first,
-                            w -> w.race(key, n, first, oneNode)));
+                            Arbitraries.of(Outcome.OK, Outcome.THROWS_KEPT, Outcome.THROWS_RELEASED), Arbitraries.of(true, false),
+                            Arbitraries.frequency(net.jqwik.api.Tuple.of(4, false), net.jqwik.api.Tuple.of(1, true)))
+                    .as((key, n, first, oneNode, mixed) -> Transformer.mutate(n + " duplicates of k" + key + " at once"
+                            + (oneNode ? " on one node" : " on both nodes") + ", one of them " + first
+                            + (mixed ? ", one of them another request" : ""),
+                            w -> w.race(key, n, first, oneNode, mixed)));
         }
     }
 

@@ -144,4 +144,23 @@ class FirstAnswerRegressionTest {
             }
         });
     }
+
+    /**
+     * Optimistic claims over HTTP on two nodes whose markers cannot see each other, two requests with one key (another
+     * body) at once: the one whose insert met the other's row still uncommitted waited for it, found another request's
+     * answer, and was told "in progress" (409) though it waited (WAIT), as every retry would be; the filter turned the
+     * same finding on a committed row into 503. Now it is refused as reused (422). Found on PostgreSQL; raced ten times.
+     */
+    @org.junit.jupiter.api.Test
+    void anOptimisticRequestThatLostItsKeyToAnotherRequestIsRefusedAsReused() {
+        run(ClaimMode.OPTIMISTIC, Door.HTTP, CacheKind.PER_NODE, w -> {
+            w.policy = World.WAIT;
+            for (int i = 0; i < 10; i++) {
+                w.race(i % 3, 3, Outcome.OK, false, true);
+                if (i % 3 == 2) {
+                    w.step(java.time.Duration.ofHours(2)); // the keys are new again
+                }
+            }
+        });
+    }
 }

@@ -212,9 +212,14 @@ final class World implements AutoCloseable {
     }
 
     void race(int key, int n, Outcome first, boolean oneNode) {
+        race(key, n, first, oneNode, false);
+    }
+
+    /** {@code mixed}: the second duplicate is another request (request B) with the same key. */
+    void race(int key, int n, Outcome first, boolean oneNode, boolean mixed) {
         long t0 = System.nanoTime();
         try {
-            raceTimed(key, n, first, oneNode);
+            raceTimed(key, n, first, oneNode, mixed);
         } finally {
             slowStep("race " + first + (oneNode ? " one node" : " two nodes"), t0);
         }
@@ -251,8 +256,9 @@ final class World implements AutoCloseable {
     }
 
     /** Duplicates at once, on both nodes: at most one runs to commit; every success answered is the kept one. */
-    private void raceTimed(int key, int n, Outcome first, boolean oneNode) {
-        steps.add("race k" + key + " x" + n + (oneNode ? " on node 0" : " on both nodes") + " (one " + first + ")");
+    private void raceTimed(int key, int n, Outcome first, boolean oneNode, boolean mixed) {
+        steps.add("race k" + key + " x" + n + (oneNode ? " on node 0" : " on both nodes") + " (one " + first + ")"
+                + (mixed ? " (one request B)" : ""));
         ScopedKey k = key(key);
         IdempotencyRecord before = kept(k);
         int runsBefore = runs(k).get();
@@ -263,16 +269,21 @@ final class World implements AutoCloseable {
                 && mode == ClaimMode.OPTIMISTIC && env.store.find(k).filter(r -> r.isExpired(clock.instant())).isPresent();
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Answer>> futures = new ArrayList<>();
+        List<String> requests = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             Node node = at(oneNode ? 0 : i % 2);
             Outcome outcome = i == 0 ? first : Outcome.OK;
+            String request = mixed && i == 1 ? "B" : "A";
+            requests.add(request);
             futures.add(racers.submit(() -> {
                 go.await();
-                return invoke(node, key, "A", outcome);
+                return invoke(node, key, request, outcome);
             }));
         }
         go.countDown();
-        for (Future<Answer> f : futures) {
+        for (int i = 0; i < n; i++) {
+            Future<Answer> f = futures.get(i);
+            String request = requests.get(i);
             Answer a;
             try {
                 a = f.get(60, TimeUnit.SECONDS);
@@ -287,8 +298,10 @@ final class World implements AutoCloseable {
             if (heldOff || a.text == null || !a.text.startsWith("fail:")) {
                 note(k, a);
             }
-            if (before != null && requestOf(before).equals("A")) {
+            if (before != null && requestOf(before).equals(request(request))) {
                 require(a.replayed && text(before).equals(a.text), "a duplicate of the kept " + k.key() + " is answered with its answer, got " + a);
+            } else if (before != null) {
+                require(a.reused, "another request with the kept " + k.key() + " is refused as reused, got " + a);
             }
             // A duplicate that waits for the first call's answer gets it (the first settles well within the wait); but
             // an atomic or optimistic claim inside the caller's transaction that met the other's row cannot look again
@@ -627,10 +640,19 @@ final class World implements AutoCloseable {
                 case 400 -> new Answer(false, workRan, true, "fail:" + r.body(), false, false, null);
                 case 409 -> Answer.threw(new IdempotencyInProgressException(r.body(), Duration.ZERO), workRan);
                 case 422 -> Answer.threw(new IdempotencyKeyReusedException(r.body()), workRan);
-                // released (a 5xx the filter does not keep), rolled back (a success marked for rollback), a writer that failed
-                case 500, 503 -> new Answer(false, workRan, false, null, false, false, null);
-                default -> Answer.threw(new IllegalStateException("HTTP " + status + " " + r.headers().map() + " " + r.body()), workRan);
+                // released (the resource's 503, a 5xx the filter does not keep)
+                case 503 -> outcome == Outcome.THROWS_RELEASED && workRan && r.body().startsWith("failure-")
+                        ? new Answer(false, true, false, null, false, false, null) : unknown(r, workRan);
+                // rolled back: a success marked for rollback, or one whose writer failed
+                case 500 -> (outcome == Outcome.ROLLBACK_ONLY || outcome == Outcome.WRITER_FAILS) && workRan
+                        ? new Answer(false, true, false, null, false, false, null) : unknown(r, workRan);
+                default -> unknown(r, workRan);
             };
+        }
+
+        private Answer unknown(java.net.http.HttpResponse<String> r, boolean workRan) {
+            return Answer.threw(new IllegalStateException("HTTP " + r.statusCode() + " " + r.headers().map() + " " + r.body()
+                    + (workRan ? " (the work ran)" : "")), workRan);
         }
 
         /** The resource's answer, on the request's thread. */
