@@ -31,13 +31,14 @@ public interface IdempotencyManager {
     /**
      * Whether the primary id was seen before, how long ago it was last seen, and whether a response is stored
      * for this request; records "seen now", in the store, so that every node and every cache mode agree. Answered
-     * from the cache once the id is known (no SQL once a response is stored; until then, whether one is stored is read from
-     * the store, since another node may have stored it; the store learns the sighting within a second). A request type
+     * from the cache once the id is known (no SQL once the response is cached; until then, whether one is stored is read
+     * from the store, since another node may have stored it; the store learns the sighting within a second). A request type
      * that is disabled is never reported as seen, and nothing is recorded for it.
      *
      * @param key the request: primary id, secondary id and request type
      * @return whether the primary id was seen, since when, and whether a response is stored
      * @throws IdempotencyRequestTypeException for an unlisted type when the default is {@code error}
+     * @throws IdempotencyStoreException       when the store, which answers what the cache does not know, cannot be read
      */
     Check check(RequestKey key);
 

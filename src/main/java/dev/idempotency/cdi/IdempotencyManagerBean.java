@@ -76,21 +76,18 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         Instant now = engine.clock().instant();
         ScopedKey seenKey = seenKey(key);
         Sighting sighting = engine.sight(seenKey, key.requestType(), policy());
-        // A response stored is noted with the id's cached sighting (and the response itself is cached): no SQL. Else
-        // the response's own record in the store answers: a cache's "no response" is never trusted, since another node
-        // may have stored one that this node's own cache never saw, and a shared cache may have lost the note (a
-        // flush, an eviction; a sighting read again from the store comes without it). A gateway that runs its work on
-        // "not stored" would run it twice.
-        boolean stored = sighting.fromCache() && (sighting.noted() || engine.cached(responseKey(key)).isPresent())
-                || responseRecord(key).isPresent();
-        if (stored && !sighting.noted()) {
-            engine.noteSighting(seenKey);
-        }
+        // Whether a response is stored: the response's own record, from the cache (where it lives no longer than the
+        // record, and is put again when read from the store) or else from the store. Not the id's sighting: a response
+        // is kept per primary and secondary id, and lives its own time. A cache's "no response" is never trusted:
+        // another node may have stored one that this node's own cache never saw, and a shared cache may have lost it (a
+        // flush, an eviction). A gateway that runs its work on "not stored" would run it twice.
+        boolean stored = responseRecord(key).isPresent();
         return new Check(sighting.seenBefore(), sighting.lastSeen().map(at -> Duration.between(at, now)), stored);
     }
 
     @Override
     public void store(RequestKey key, byte[] response) {
+        java.util.Objects.requireNonNull(response, "response");
         ScopedKey responseKey = responseKey(key);
         // Through the engine, as every door, claimed by the key alone: a store still running is
         // IdempotencyInProgressException whatever its bytes, and one whose node died is taken over by the next store
@@ -100,7 +97,9 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         try {
             decision = engine.begin(responseKey, STORE_CLAIM, key.requestType(), policy());
         } catch (IdempotencyKeyReusedException older) {
-            decision = null; // a record claimed by an earlier version, by its bytes' fingerprint: judged below by its bytes
+            // A record claimed by an earlier version, by its bytes' fingerprint: a finished one is judged below by its
+            // bytes; a claim whose node died (its lease over) is taken over under its own fingerprint.
+            decision = takeOverAnEarlierClaim(key, responseKey);
         }
         if (!(decision instanceof Decision.Proceed)) {
             IdempotencyRecord stored = decision instanceof Decision.Replay replay ? replay.record() : responseRecord(key).orElse(null);
@@ -124,6 +123,19 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         engine.noteSighting(seenKey(key)); // detection learns that a response exists
         events.fire(new ResponseStored(responseKey.namespace(), responseKey.principal(), key.primaryId(), stored.completedAt(),
                 key.secondaryId(), key.requestType()));
+    }
+
+    /** A dead claim of an earlier version's store taken over; {@code null} when there is none (running, or finished). */
+    private Decision takeOverAnEarlierClaim(RequestKey key, ScopedKey responseKey) {
+        Optional<IdempotencyRecord> claim = engine.store().find(responseKey);
+        if (claim.isEmpty() || claim.get().status() != RecordStatus.IN_PROGRESS || !claim.get().isLeaseExpired(engine.clock().instant())) {
+            return null;
+        }
+        try {
+            return engine.begin(responseKey, claim.get().fingerprint(), key.requestType(), policy());
+        } catch (IdempotencyKeyReusedException | IdempotencyInProgressException taken) {
+            return null; // another store took it over first
+        }
     }
 
     /** The configured time to live and lease; a concurrent store is told "in progress". */

@@ -393,13 +393,17 @@ class IdempotencyManagerTest {
         IdempotencyEngine engine = runtime.engine();
         RequestKey k = RequestKey.of("crashed");
         RequestKey other = RequestKey.of("crashed-storing-other-bytes");
+        RequestKey earlier = RequestKey.of("crashed-in-an-earlier-version");
         Instant now = engine.clock().instant();
-        // A node claimed the responses' keys and died before it completed.
-        for (RequestKey claimed : java.util.List.of(k, other)) {
+        // A node claimed the responses' keys and died before it completed (the last as an earlier version claimed them:
+        // by the bytes' fingerprint).
+        for (RequestKey claimed : java.util.List.of(k, other, earlier)) {
+            String fingerprint = claimed == earlier ? dev.idempotency.core.Fingerprint.sha256Hex(bytes("r")) : IdempotencyManagerBean.STORE_CLAIM;
             assertThat(engine.store().claim(new ClaimRequest(new ScopedKey(IdempotencyManagerBean.RESPONSES, "anonymous", claimed.primaryId()),
-                    IdempotencyManagerBean.STORE_CLAIM, null, "dead-node", now, now.plus(Duration.ofMinutes(1)),
+                    fingerprint, null, "dead-node", now, now.plus(Duration.ofMinutes(1)),
                     now.plus(Duration.ofHours(1))))).isInstanceOf(Claim.Acquired.class);
         }
+        assertThatThrownBy(() -> m.store(earlier, "s")).isInstanceOf(dev.idempotency.IdempotencyInProgressException.class);
         assertThatThrownBy(() -> m.store(k, "r")).isInstanceOf(dev.idempotency.IdempotencyInProgressException.class);
         assertThatThrownBy(() -> m.store(other, "s")).isInstanceOf(dev.idempotency.IdempotencyInProgressException.class);
         assertThatThrownBy(() -> m.retrieve(other)).isInstanceOf(dev.idempotency.IdempotencyResponseNotFoundException.class);
@@ -409,6 +413,24 @@ class IdempotencyManagerTest {
         m.store(other, "s");
         assertThatThrownBy(() -> m.store(other, "r")).isInstanceOf(dev.idempotency.IdempotencyKeyReusedException.class);
         assertThat(new String(m.retrieve(other), StandardCharsets.UTF_8)).isEqualTo("s");
+        m.store(earlier, "s"); // an earlier version's dead claim, taken over too
+        assertThat(new String(m.retrieve(earlier), StandardCharsets.UTF_8)).isEqualTo("s");
+        m.store(earlier, "s");
+        assertThatThrownBy(() -> m.store(earlier, "r")).isInstanceOf(dev.idempotency.IdempotencyKeyReusedException.class);
+    }
+
+    /** A response is kept per primary and secondary id: one stored under another secondary id is not this one's. */
+    @Test
+    void aResponseOfAnotherSecondaryIdIsNotStoredForThisOne() {
+        IdempotencyManager m = node();
+        RequestKey charge = RequestKey.of("order-7").withSecondaryId("charge");
+        RequestKey refund = RequestKey.of("order-7").withSecondaryId("refund");
+        assertThat(m.check(charge).responseStored()).isFalse();
+        m.store(charge, "charged");
+        assertThat(m.check(charge).responseStored()).isTrue();
+        assertThat(m.check(refund).seen()).as("the primary id").isTrue();
+        assertThat(m.check(refund).responseStored()).as("nothing stored for the refund").isFalse();
+        assertThatThrownBy(() -> m.store(charge, (byte[]) null)).isInstanceOf(NullPointerException.class);
     }
 
     @Test

@@ -250,6 +250,7 @@ final class World implements AutoCloseable {
             require(runs(k).get() == runsBefore, "a retry of the kept " + k.key() + " never runs the work again");
         } else {
             require(!a.inProgress, "nothing holds " + k.key() + ", yet the call was answered in progress: " + a);
+            require(!a.reused, "nothing was kept for " + k.key() + ", yet the call was refused as reused: " + a);
             require(!a.replayed, "nothing was kept for " + k.key() + ", yet a replay: " + a);
         }
         afterEveryStep.accept(this);
@@ -634,12 +635,17 @@ final class World implements AutoCloseable {
             boolean replayed = r.headers().firstValue("Idempotent-Replayed").filter("true"::equals).isPresent();
             boolean workRan = ran.remove(id);
             int status = r.statusCode();
-            if (replayed && (status == 201 || status == 400)) {
+            if (replayed && !workRan && (status == 201 || status == 400)) {
                 return Answer.replayed((status == 201 ? "ok:" : "fail:") + r.body());
             }
+            if (replayed) {
+                return unknown(r, workRan);
+            }
+            // The resource's own answers: its work ran in this request (a 400 of the filter's, a problem, is not one).
             return switch (status) {
-                case 201 -> new Answer(false, workRan, true, "ok:" + r.body(), false, false, null);
-                case 400 -> new Answer(false, workRan, true, "fail:" + r.body(), false, false, null);
+                case 201 -> workRan ? new Answer(false, true, true, "ok:" + r.body(), false, false, null) : unknown(r, false);
+                case 400 -> workRan && r.body().startsWith("failure-")
+                        ? new Answer(false, true, true, "fail:" + r.body(), false, false, null) : unknown(r, workRan);
                 case 409 -> Answer.threw(new IdempotencyInProgressException(r.body(), Duration.ZERO), workRan);
                 case 422 -> Answer.threw(new IdempotencyKeyReusedException(r.body()), workRan);
                 // released (the resource's 503, a 5xx the filter does not keep)
