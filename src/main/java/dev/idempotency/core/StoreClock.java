@@ -99,7 +99,7 @@ public final class StoreClock extends Clock {
             long after = System.nanoTime();
             anchor = new Anchor(storeTime.plusNanos((after - before) / 2), after);
             if (warned) {
-                LOG.log(Level.INFO, "The store''s clock is read again: leases and expiry follow it");
+                LOG.log(Level.INFO, "The store's clock is read again: leases and expiry follow it");
                 warned = false;
             }
             return true;
