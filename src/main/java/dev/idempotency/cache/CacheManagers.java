@@ -5,6 +5,7 @@ import dev.idempotency.config.GlobalSettings;
 
 import org.infinispan.Cache;
 import org.infinispan.configuration.cache.CacheMode;
+import org.infinispan.partitionhandling.PartitionHandling;
 import org.infinispan.configuration.cache.ConfigurationBuilder;
 import org.infinispan.configuration.global.GlobalConfigurationBuilder;
 import org.infinispan.configuration.parsing.ConfigurationBuilderHolder;
@@ -92,6 +93,18 @@ public final class CacheManagers {
     public static EmbeddedCacheManager start(boolean clustered, String clusterName, String nodeName, String stackFile,
                                              String bindAddress, int bindPort, String initialHosts, long maxEntries,
                                              CacheKeys keys, boolean allowInsecureTransport, int owners) {
+        return start(clustered, clusterName, nodeName, stackFile, bindAddress, bindPort, initialHosts, maxEntries, keys,
+                allowInsecureTransport, owners, ClusterTuning.DEFAULT);
+    }
+
+    /**
+     * As above, and:
+     *
+     * @param tuning how long a cache call waits for other members, and how soon the built-in stack suspects a silent one
+     */
+    public static EmbeddedCacheManager start(boolean clustered, String clusterName, String nodeName, String stackFile,
+                                             String bindAddress, int bindPort, String initialHosts, long maxEntries,
+                                             CacheKeys keys, boolean allowInsecureTransport, int owners, ClusterTuning tuning) {
         CacheKeys secret = keys != null && keys.fromSecret() ? keys : null;
         GlobalConfigurationBuilder global = clustered
                 ? GlobalConfigurationBuilder.defaultClusteredBuilder()
@@ -102,7 +115,7 @@ public final class CacheManagers {
             global.transport().clusterName(clusterName).nodeName(nodeName);
             try {
                 JChannel channel = stackFile == null
-                        ? new JChannel(tcpStack(bindAddress, bindPort, initialHosts, secret))
+                        ? new JChannel(tcpStack(bindAddress, bindPort, initialHosts, secret, tuning.failureDetection()))
                         : new JChannel(stackFile);
                 if (!allowInsecureTransport) {
                     refuseInsecure(channel, stackFile);
@@ -120,7 +133,7 @@ public final class CacheManagers {
         // default UDP stack, on the host's address and a multicast group, whatever was configured here).
         DefaultCacheManager manager = new DefaultCacheManager(
                 new ConfigurationBuilderHolder(CacheManagers.class.getClassLoader(), global), false);
-        defineCache(manager, maxEntries, owners);
+        defineCache(manager, maxEntries, owners, tuning);
         manager.start();
         return manager;
     }
@@ -137,12 +150,28 @@ public final class CacheManagers {
      *               to that many nodes (the others read it from them)
      */
     public static Cache<String, byte[]> defineCache(EmbeddedCacheManager manager, long maxEntries, int owners) {
+        return defineCache(manager, maxEntries, owners, ClusterTuning.DEFAULT);
+    }
+
+    /**
+     * As above; a clustered cache's calls wait at most {@link ClusterTuning#timeout()} for the other members (Infinispan's
+     * defaults are 15 s for a remote call and 10 s for a lock), and a split cluster goes on on both sides
+     * ({@code ALLOW_READ_WRITES}: the store judges, the cache only saves it questions) and merges by
+     * {@link RecordMergePolicy}, which keeps no copy that could be a wrong answer.
+     */
+    public static Cache<String, byte[]> defineCache(EmbeddedCacheManager manager, long maxEntries, int owners, ClusterTuning tuning) {
         if (manager.getCacheConfiguration(CACHE) == null) {
             boolean clustered = manager.getCacheManagerConfiguration().isClustered();
             ConfigurationBuilder c = new ConfigurationBuilder();
             c.clustering().cacheMode(!clustered ? CacheMode.LOCAL : owners > 0 ? CacheMode.DIST_SYNC : CacheMode.REPL_SYNC);
             if (clustered && owners > 0) {
                 c.clustering().hash().numOwners(owners);
+            }
+            if (clustered) {
+                long timeout = Math.max(1, tuning.timeout().toMillis());
+                c.clustering().remoteTimeout(timeout);
+                c.locking().lockAcquisitionTimeout(timeout);
+                c.clustering().partitionHandling().whenSplit(PartitionHandling.ALLOW_READ_WRITES).mergePolicy(new RecordMergePolicy());
             }
             c.memory().maxCount(maxEntries);
             c.expiration().wakeUpInterval(60_000);
@@ -165,12 +194,15 @@ public final class CacheManagers {
         }
     }
 
-    static List<org.jgroups.stack.Protocol> tcpStack(String bindAddress, int bindPort, String initialHosts) throws Exception {
-        return tcpStack(bindAddress, bindPort, initialHosts, null);
-    }
-
-    static List<org.jgroups.stack.Protocol> tcpStack(String bindAddress, int bindPort, String initialHosts, CacheKeys secret)
-            throws Exception {
+    /**
+     * @param failureDetection how long a member may stay silent before it is suspected (JGroups' own default is 40 s,
+     *                         and a silent member, a partition or a paused JVM, holds every synchronous cache write up
+     *                         for the whole of it): heartbeats every quarter of it, a suspicion checked for a sixth of
+     *                         it, at least 0.5 s, before the member is excluded; merges looked for every 1 to 4 s, so
+     *                         that the views merge within seconds of a heal
+     */
+    static List<org.jgroups.stack.Protocol> tcpStack(String bindAddress, int bindPort, String initialHosts, CacheKeys secret,
+                                                     java.time.Duration failureDetection) throws Exception {
         List<java.net.InetSocketAddress> hosts = new ArrayList<>();
         for (String h : initialHosts.split(",")) {
             String host = h.strip();
@@ -194,10 +226,11 @@ public final class CacheManagers {
         List<org.jgroups.stack.Protocol> stack = new ArrayList<>();
         stack.add(tcp);
         stack.add(ping);
-        stack.add(new MERGE3());
+        stack.add(new MERGE3().setMinInterval(1000).setMaxInterval(4000));
         stack.add(new FD_SOCK2());
-        stack.add(new FD_ALL3());
-        stack.add(new VERIFY_SUSPECT2());
+        long detection = Math.max(1000, failureDetection.toMillis());
+        stack.add(new FD_ALL3().setTimeout(detection).setInterval(Math.max(250, detection / 4)));
+        stack.add(new VERIFY_SUSPECT2().setTimeout(Math.max(500, detection / 6)));
         if (secret != null) {
             // Infinispan's documented place for SYM_ENCRYPT: after VERIFY_SUSPECT2, below NAKACK2. What travels below
             // it (discovery, failure detection, merge probes) carries no cache data.

@@ -257,6 +257,28 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         }
     }
 
+    /** Whether an id is a running marker's ({@link #markerId}). */
+    static boolean isMarkerId(String id) {
+        return id.endsWith(MARKER_SUFFIX);
+    }
+
+    /** Whether an entry is a tombstone (a released or deleted key, or a probe). */
+    static boolean isTombstone(byte[] entry) {
+        return entry.length > 0 && entry[0] == TOMBSTONE;
+    }
+
+    /**
+     * A write every member that holds the probe's id must take (a tombstone under an id no key has, then removed): it
+     * returns once they took it, or fails past the cache's remote timeout; it proves that they answer.
+     */
+    void probe() {
+        byte[] probe = tombstone();
+        cache.put(PROBE_ID, probe, TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
+        cache.removeIf(PROBE_ID, probe);
+    }
+
+    private static final String PROBE_ID = "\u0000probe";
+
     /** A marker's id: the record's, with a suffix no record id has (ids are hex digests or escaped keys). */
     static String markerId(String cacheId) {
         return cacheId + MARKER_SUFFIX;

@@ -3,6 +3,8 @@ package dev.idempotency.cdi;
 import dev.idempotency.ForIdempotency;
 import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
+import dev.idempotency.cache.ClusterRecordCache;
+import dev.idempotency.cache.ClusterTuning;
 import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.cache.LocalRecordCache;
 import dev.idempotency.cache.HotRodClient;
@@ -49,8 +51,8 @@ public class CacheSelection {
         Instance<Cache<String, byte[]>> own = beans.select(new TypeLiteral<Cache<String, byte[]>>() { }, ForIdempotency.Literal.INSTANCE);
         if (own.isResolvable()) {
             Cache<String, byte[]> cache = own.get();
-            return recordCache = new InfinispanRecordCache(cache, clock, signals,
-                    keys(s, cache.getCacheConfiguration().clustering().cacheMode().isClustered()));
+            return recordCache = guarded(new InfinispanRecordCache(cache, clock, signals,
+                    keys(s, cache.getCacheConfiguration().clustering().cacheMode().isClustered())), s);
         }
         EmbeddedCacheManager manager = Lookups.qualified(beans, EmbeddedCacheManager.class);
         Object remote = manager != null ? null : applicationRemoteCacheManager();
@@ -74,18 +76,31 @@ public class CacheSelection {
             CacheKeys keys = keys(s, true);
             manager = ownCacheManager = CacheManagers.start(true, s.clusterName(), s.nodeId(),
                     s.jgroupsStack().isEmpty() ? null : s.jgroupsStack(), s.bindAddress(), s.bindPort(), s.initialHosts(),
-                    s.cacheMaxEntries(), keys, s.allowInsecureTransport(), owners(s));
+                    s.cacheMaxEntries(), keys, s.allowInsecureTransport(), owners(s), tuning(s));
             if (keys.fromSecret()) {
                 LOG.log(Level.INFO, s.jgroupsStack().isEmpty()
                         ? "The clustered cache's JGroups stack is encrypted and authenticated (SYM_ENCRYPT, SERIALIZE, AUTH) with {0}; its entries carry a MAC"
                         : "The clustered cache runs the JGroups stack {1} as it is; its entries carry a MAC keyed by {0}",
                         new Object[] {s.cacheSecret().source(), s.jgroupsStack()});
             }
-            return recordCache = new InfinispanRecordCache(CacheManagers.defineCache(manager, s.cacheMaxEntries(), owners(s)), clock, signals, keys);
+            return recordCache = guarded(new InfinispanRecordCache(
+                    CacheManagers.defineCache(manager, s.cacheMaxEntries(), owners(s), tuning(s)), clock, signals, keys), s);
         }
-        Cache<String, byte[]> cache = CacheManagers.defineCache(manager, s.cacheMaxEntries(), owners(s));
-        return recordCache = new InfinispanRecordCache(cache, clock, signals,
-                keys(s, cache.getCacheConfiguration().clustering().cacheMode().isClustered()));
+        Cache<String, byte[]> cache = CacheManagers.defineCache(manager, s.cacheMaxEntries(), owners(s), tuning(s));
+        return recordCache = guarded(new InfinispanRecordCache(cache, clock, signals,
+                keys(s, cache.getCacheConfiguration().clustering().cacheMode().isClustered())), s);
+    }
+
+    private static ClusterTuning tuning(GlobalSettings s) {
+        return new ClusterTuning(s.cacheClusterTimeout(), s.cacheClusterRetryInterval(), s.cacheFailureDetection());
+    }
+
+    /**
+     * A clustered cache, bounded and bypassed while its members do not answer ({@link ClusterRecordCache}); a local one
+     * as it is (an application's clustered cache keeps its own timeouts: its configuration is the application's).
+     */
+    private static ManagedRecordCache guarded(InfinispanRecordCache cache, GlobalSettings s) {
+        return cache.shared() ? ClusterRecordCache.start(cache, tuning(s)) : cache;
     }
 
     /** A clustered cache's owners: 0 (replicated) unless {@code idempotency.cache.clustering=distributed}. */

@@ -95,7 +95,8 @@ class CacheSecurityDeploymentTest {
                 "idempotency.cache.keystore", store.toString(), "idempotency.cache.keystore-password", "changeit"),
                 Greeter.class).initialize()) {
             assertThat(c.select(Greeter.class).get().greet("k", "ada")).isEqualTo("hello ada");
-            var cache = (dev.idempotency.cache.InfinispanRecordCache) c.select(IdempotencyRuntime.class).get().recordCache();
+            var cache = (dev.idempotency.cache.ClusterRecordCache) c.select(IdempotencyRuntime.class).get().recordCache();
+            assertThat(cache.awaitWrites(java.time.Duration.ofSeconds(10))).as("the record's write, off the request's thread, done").isTrue();
             JChannel channel = ((JGroupsTransport) org.infinispan.factories.GlobalComponentRegistry.componentOf(
                     cache.cache().getCacheManager(), org.infinispan.remoting.transport.Transport.class)).getChannel();
             assertThat((Object) channel.getProtocolStack().findProtocol(SYM_ENCRYPT.class)).isNotNull();

@@ -6,6 +6,8 @@ import com.sun.net.httpserver.HttpServer;
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
+import dev.idempotency.cache.ClusterRecordCache;
+import dev.idempotency.cache.ClusterTuning;
 import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.cache.ManagedRecordCache;
 import dev.idempotency.cache.RemoteCaches;
@@ -70,6 +72,8 @@ public final class ClusterNode {
     private final JtaEnvironment env;
     private final EmbeddedCacheManager manager;
     private final ManagedRecordCache cache;
+    /** The cache's entries rejected so far (MAC or scope). */
+    private java.util.function.LongSupplier rejected = () -> 0;
     private final IdempotencyEngine engine;
     private final Policy reject;
     private final Policy wait;
@@ -101,7 +105,11 @@ public final class ClusterNode {
                     initialHosts, 10_000, keys, false, owners);
             manager.addListener(new Views());
             views.add(String.valueOf(manager.getMembers()));
-            cache = new InfinispanRecordCache(CacheManagers.defineCache(manager, 10_000, owners), Clock.systemUTC(), signals, keys);
+            // As the library builds it: a clustered cache bounded and bypassed while members do not answer.
+            InfinispanRecordCache records = new InfinispanRecordCache(CacheManagers.defineCache(manager, 10_000, owners),
+                    Clock.systemUTC(), signals, keys);
+            cache = records.shared() ? ClusterRecordCache.start(records, ClusterTuning.DEFAULT) : records;
+            rejected = records::rejectedEntries;
         }
         engine = new IdempotencyEngine(env.store, Clock.systemUTC(), name, env.bridge(), signals,
                 Executors.newCachedThreadPool(), Duration.ofSeconds(30), cache);
@@ -154,7 +162,7 @@ public final class ClusterNode {
                         .map(r -> "present " + new String(r.response(), StandardCharsets.UTF_8))
                         .orElse(cache.holds(new ScopedKey("cluster", "anonymous", q.get("key")))
                                 ? "no-record" : "absent");
-                case "/rejected" -> String.valueOf(((InfinispanRecordCache) cache).rejectedEntries());
+                case "/rejected" -> String.valueOf(rejected.getAsLong());
                 case "/load" -> load(q.get("kind"), Integer.parseInt(q.get("seconds")), Integer.parseInt(q.get("threads")),
                         q.get("keys"), Integer.parseInt(q.getOrDefault("count", "0")));
                 case "/flush" -> {

@@ -1,0 +1,54 @@
+package dev.idempotency.cache;
+
+import org.infinispan.conflict.EntryMergePolicy;
+import org.infinispan.container.entries.CacheEntry;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * What the records cache keeps of an entry whose copies differ when a split cluster merges again. The store judges
+ * every key, so a copy is only kept where it cannot be a wrong answer; anything else is dropped, and the store answers:
+ *
+ * <ul>
+ * <li>a running marker is dropped: its claim is judged by the store, and a marker kept after its holder finished (or
+ *     one removed on one side and not the other) would only hold duplicates off for nothing;</li>
+ * <li>a tombstone (the key released or deleted on one side) wins over a record: the record may be the one deleted;</li>
+ * <li>a finished record on one side only is kept: it was committed before it was put, and it carries its expiry;</li>
+ * <li>two different records are both dropped.</li>
+ * </ul>
+ */
+final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
+
+    @Override
+    public CacheEntry<String, byte[]> merge(CacheEntry<String, byte[]> preferred, List<CacheEntry<String, byte[]>> others) {
+        CacheEntry<String, byte[]> any = preferred != null ? preferred : others.isEmpty() ? null : others.get(0);
+        if (any == null || InfinispanRecordCache.isMarkerId(any.getKey())) {
+            return null;
+        }
+        CacheEntry<String, byte[]> record = null;
+        for (CacheEntry<String, byte[]> e : concat(preferred, others)) {
+            if (e == null || e.getValue() == null) {
+                continue;
+            }
+            if (InfinispanRecordCache.isTombstone(e.getValue())) {
+                return e;
+            }
+            if (record != null && !Arrays.equals(record.getValue(), e.getValue())) {
+                return null;
+            }
+            record = e;
+        }
+        return record;
+    }
+
+    private static List<CacheEntry<String, byte[]>> concat(CacheEntry<String, byte[]> preferred, List<CacheEntry<String, byte[]>> others) {
+        if (preferred == null) {
+            return others;
+        }
+        List<CacheEntry<String, byte[]>> all = new java.util.ArrayList<>(others.size() + 1);
+        all.add(preferred);
+        all.addAll(others);
+        return all;
+    }
+}
