@@ -43,9 +43,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * The first-answer contract over generated fault schedules, on H2, PostgreSQL and MariaDB: every claim mode, every door an application reaches
  * the engine through (an {@code @Idempotent} method with and without the caller's transaction, the functional API and
  * the manager, each node then a CDI container with the library's extension; the HTTP filter, on one node of RESTEasy,
- * Undertow and Weld; and the engine called as they and the HTTP filter call it), every cache state (none, one per node, one shared by the nodes as a replicated cache is),
+ * Undertow and Weld; and the engine called as they and the HTTP filter call it), every cache state (none, one per node, one shared by the nodes as a replicated cache is,
+ * guarded as the library guards a clustered cache: bounded, bypassed while it fails, written off the caller's thread),
  * two nodes over one database; random steps of first calls, retries of the same and of another request, concurrent
- * duplicates on both nodes, caches flushed, nodes restarted, callers rolling back, transactions marked for rollback,
+ * duplicates on both nodes, caches flushed, the shared cache cut off (its calls failing as a partition's do) and back,
+ * nodes restarted, callers rolling back, transactions marked for rollback,
  * failures kept and released, writers failing, the clock stepped past a lease and past the records' time to live.
  * After every step {@link World#check} holds the invariants (see {@link World}); a failure is shrunk by jqwik to the
  * shortest schedule that still breaks one, printed with its seed.
@@ -106,6 +108,8 @@ abstract class FirstAnswerContract {
                         .withAction(1, Action.just("flush a cache", Transformer.mutate("flush the cache of node 0", w -> w.flush(0))))
                         .withAction(1, Action.just("flush the other cache", Transformer.mutate("flush the cache of node 1", w -> w.flush(1))))
                         .withAction(1, Action.just("restart a node", Transformer.mutate("restart node 0", w -> w.restart(0))))
+                        .withAction(1, Action.just("cut the shared cache", Transformer.mutate("the shared cache's members stop answering", w -> w.cut(true))))
+                        .withAction(1, Action.just("heal the shared cache", Transformer.mutate("the shared cache answers again", w -> w.cut(false))))
                         .withAction(1, Action.just("step past the lease", Transformer.mutate("clock +45 s", w -> w.step(Duration.ofSeconds(45)))))
                         .withAction(1, Action.just("step past the ttl", Transformer.mutate("clock +2 h (past the ttl)", w -> w.step(Duration.ofHours(2)))))
                         .withMaxTransformations(24));

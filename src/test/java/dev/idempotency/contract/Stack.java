@@ -3,6 +3,8 @@ package dev.idempotency.contract;
 import dev.idempotency.ClaimMode;
 import dev.idempotency.cache.CacheKeys;
 import dev.idempotency.cache.CacheManagers;
+import dev.idempotency.cache.ClusterRecordCache;
+import dev.idempotency.cache.ClusterTuning;
 import dev.idempotency.cache.InfinispanRecordCache;
 import dev.idempotency.contract.FirstAnswerContract.CacheKind;
 import dev.idempotency.contract.FirstAnswerContract.Door;
@@ -34,6 +36,15 @@ final class Stack implements AutoCloseable {
     final Connection reader;
     final EmbeddedCacheManager manager;
     private final Cache<String, byte[]> shared;
+    /** The shared cache as the nodes see it: it fails every call while {@link #cut} is on. */
+    private final Cache<String, byte[]> cuttable;
+    private final java.util.concurrent.atomic.AtomicBoolean cut = new java.util.concurrent.atomic.AtomicBoolean();
+    /**
+     * The library's clustered cache's tuning, but for its retry interval: a cache that failed is probed again at the next
+     * call (a schedule's steps follow each other within milliseconds).
+     */
+    static final ClusterTuning TUNING = new ClusterTuning(ClusterTuning.DEFAULT.timeout(), java.time.Duration.ofMillis(1),
+            ClusterTuning.DEFAULT.failureDetection());
     private final AtomicLong worlds = new AtomicLong();
 
     private Stack(TestDatabase database) throws SQLException {
@@ -45,7 +56,8 @@ final class Stack implements AutoCloseable {
         // change, as the nodes of a replicated cache do, with the entries' MAC keyed alike on every node.
         manager = CacheManagers.start(true, "contract", "contract-node", null, "127.0.0.1", 7890, "127.0.0.1[7890]", 10_000);
         shared = CacheManagers.defineCache(manager, 10_000);
-        ContractApplication.sharedCache = shared; // the CDI nodes' application cache
+        cuttable = new CuttableCache(shared.getAdvancedCache(), cut);
+        ContractApplication.sharedCache = cuttable; // the CDI nodes' application cache
     }
 
     /** The stack on a database; skipped (or failed, where databases are required) when it cannot be reached. */
@@ -60,9 +72,16 @@ final class Stack implements AutoCloseable {
 
     /** Two new nodes over the store, with keys no other world uses. */
     World world(ClaimMode mode, Door door, CacheKind cache) {
+        cut.set(false);
         shared.clear();
+        // As the library guards a clustered cache: bounded, bypassed while it fails, its writes off the caller's thread.
         return new World(this, "w" + worlds.incrementAndGet(), mode, door, cache,
-                (clock, signals) -> new InfinispanRecordCache(shared, clock, signals, KEYS));
+                (clock, signals) -> ClusterRecordCache.start(new InfinispanRecordCache(cuttable, clock, signals, KEYS), TUNING));
+    }
+
+    /** The shared cache fails every call (its members do not answer), or answers again. */
+    void cut(boolean on) {
+        cut.set(on);
     }
 
     @Override

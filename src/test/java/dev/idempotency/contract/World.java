@@ -47,6 +47,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 
+import dev.idempotency.cache.ClusterRecordCache;
+
 /**
  * Two nodes (engines) over one database, one claim mode, one door, one cache state, and what the schedule has seen so far.
  *
@@ -115,7 +117,15 @@ final class World implements AutoCloseable {
 
     private Node node(int i) {
         started++;
-        return door == Door.HTTP_FILTER ? new HttpNode() : door.cdi ? new WeldNode(i) : new EngineNode(engine(i));
+        if (door == Door.HTTP_FILTER) {
+            return new HttpNode();
+        }
+        if (door.cdi) {
+            return new WeldNode(i);
+        }
+        LocalCompletionSignals signals = new LocalCompletionSignals();
+        RecordCache cache = cache(signals);
+        return new EngineNode(engine(i, signals, cache), cache);
     }
 
     /** The node a step names (a world of one node has it under both numbers). */
@@ -123,13 +133,15 @@ final class World implements AutoCloseable {
         return nodes[door.singleNode() ? 0 : node];
     }
 
-    private IdempotencyEngine engine(int i) {
-        LocalCompletionSignals signals = new LocalCompletionSignals();
-        RecordCache cache = switch (cacheKind) {
+    private RecordCache cache(LocalCompletionSignals signals) {
+        return switch (cacheKind) {
             case NONE -> RecordCache.NONE;
             case PER_NODE -> new LocalRecordCache(10_000, clock, signals);
             case SHARED -> sharedCache.apply(clock, signals); // its writes wake this node's waiters, on either node
         };
+    }
+
+    private IdempotencyEngine engine(int i, LocalCompletionSignals signals, RecordCache cache) {
         // As in a server: transactions joined, begun around a call, and begun on the request's thread (the HTTP door).
         dev.idempotency.jta.JtaTransactionBridge bridge = new dev.idempotency.jta.JtaTransactionBridge(env.tsr,
                 new dev.idempotency.jta.TransactionManagerRequiresNew(env.tm), com.arjuna.ats.jta.UserTransaction.userTransaction());
@@ -176,6 +188,34 @@ final class World implements AutoCloseable {
         at(node).flush();
         afterEveryStep.accept(this);
     }
+
+    /**
+     * The shared cache's other members stop answering (a partition before failure detection: every call fails as a
+     * timed out one does), or answer again. Nothing happens to the other caches.
+     */
+    void cut(boolean cut) {
+        steps.add(cut ? "cut the shared cache" : "the shared cache answers again");
+        stack.cut(cut);
+        this.cut = cut;
+        if (!cut) {
+            // Each node's next call would have its cache probed again, in the background; done here, and waited for, so
+            // that what the next step meets is known: the cache back in use on both nodes.
+            for (Node n : nodes) {
+                if (n.cache() instanceof ClusterRecordCache guarded) {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (!guarded.reachable() && System.nanoTime() < deadline) {
+                        guarded.holds(key(0)); // a call on a bypassed cache has it probed again
+                        java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // polls the probe, run on the cache's thread
+                    }
+                    require(guarded.reachable(), "the shared cache is in use again within 30 s of the heal");
+                }
+            }
+        }
+        afterEveryStep.accept(this);
+    }
+
+    /** Whether the shared cache is cut off now: its markers hold no duplicate off. */
+    private boolean cut;
 
     void restart(int node) {
         steps.add("restart " + node);
@@ -296,8 +336,9 @@ final class World implements AutoCloseable {
             // A failure kept on one node can lose to a duplicate on another that claims the key in the moment between
             // the failed call's rollback and the failure's own write: that duplicate's answer is then the key's, and
             // the failure is not kept (logged). On one node it cannot, nor across nodes when an optimistic call's
-            // marker in a cache they share holds the duplicate off until the failure is written.
-            boolean heldOff = oneNode || mode == ClaimMode.OPTIMISTIC && cacheKind == CacheKind.SHARED;
+            // marker in a cache they share holds the duplicate off until the failure is written (not while that cache
+            // is cut off: it marks nothing then).
+            boolean heldOff = oneNode || mode == ClaimMode.OPTIMISTIC && cacheKind == CacheKind.SHARED && !cut;
             if (heldOff || a.text == null || !a.text.startsWith("fail:")) {
                 note(k, a);
             }
@@ -322,8 +363,13 @@ final class World implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------ invariants
 
-    /** The invariants, after every step. */
+    /** The invariants, after every step (once the cache writes the step queued are done: a schedule is replayable). */
     void check() {
+        for (Node n : nodes) {
+            if (n.cache() instanceof ClusterRecordCache guarded) {
+                require(guarded.awaitWrites(Duration.ofSeconds(30)), "the cache's writes are done within 30 s");
+            }
+        }
         try {
             require(env.tm.getStatus() == Status.STATUS_NO_TRANSACTION, "no transaction is left on the caller's thread");
         } catch (jakarta.transaction.SystemException e) {
@@ -438,14 +484,26 @@ final class World implements AutoCloseable {
         int heartbeats();
 
         void close();
+
+        /** The cache the node's engine uses (the library's own, guarded, where it is shared). */
+        default RecordCache cache() {
+            return RecordCache.NONE;
+        }
     }
 
     /** The engine called as a door calls it: a method's run (with or without the caller's transaction), the HTTP filter's hold and settle. */
     private final class EngineNode implements Node {
         private final IdempotencyEngine engine;
+        private final RecordCache cache;
 
-        EngineNode(IdempotencyEngine engine) {
+        EngineNode(IdempotencyEngine engine, RecordCache cache) {
             this.engine = engine;
+            this.cache = cache;
+        }
+
+        @Override
+        public RecordCache cache() {
+            return cache;
         }
 
         @Override
@@ -473,6 +531,9 @@ final class World implements AutoCloseable {
         @Override
         public void close() {
             engine.renewLeasesWith(null, Duration.ZERO);
+            if (cache instanceof ClusterRecordCache guarded) {
+                guarded.close();
+            }
         }
     }
 
@@ -494,6 +555,8 @@ final class World implements AutoCloseable {
             config.put("idempotency.node-id", prefix + "-node-" + i);
             config.put("idempotency.cache.mode", cacheKind == CacheKind.PER_NODE ? "local" : "none");
             config.put("idempotency.cache.secret", Stack.SECRET);
+            // a shared cache that failed is probed again at the next call, not after 5 s: schedules are quick
+            config.put("idempotency.cache.cluster-retry-interval", Stack.TUNING.retryInterval().toString());
             config.put("idempotency.ttl", policy.ttl().toString());
             config.put("idempotency.lease", policy.lease().toString());
             List<Class<?>> beans = new ArrayList<>(List.of(ContractApplication.Resources.class, ContractApplication.Payments.class));
@@ -508,6 +571,12 @@ final class World implements AutoCloseable {
             idempotency = container.select(dev.idempotency.Idempotency.class).get();
             manager = container.select(dev.idempotency.IdempotencyManager.class).get();
             engine = container.select(IdempotencyEngine.class).get();
+        }
+
+        @Override
+        public RecordCache cache() {
+            RecordCache c = container.select(dev.idempotency.cdi.IdempotencyRuntime.class).get().recordCache();
+            return c == null ? RecordCache.NONE : c;
         }
 
         @Override
@@ -610,6 +679,8 @@ final class World implements AutoCloseable {
             config.put("idempotency.node-id", prefix + "-node-0");
             config.put("idempotency.cache.mode", cacheKind == CacheKind.PER_NODE ? "local" : "none");
             config.put("idempotency.cache.secret", Stack.SECRET);
+            // a shared cache that failed is probed again at the next call, not after 5 s: schedules are quick
+            config.put("idempotency.cache.cluster-retry-interval", Stack.TUNING.retryInterval().toString());
             try {
                 server = new dev.idempotency.http.ContractServer(config, env.dataSource, clock,
                         cacheKind == CacheKind.SHARED ? stack.manager : null, id -> calls.get(id).get());
