@@ -145,9 +145,9 @@ public final class ClusterNode {
         try {
             Map<String, String> q = query(exchange.getRequestURI());
             answer = switch (exchange.getRequestURI().getPath()) {
-                case "/run" -> run(q.get("key"), Boolean.parseBoolean(q.get("hold")), Boolean.parseBoolean(q.get("wait")),
-                        q.containsKey("lease") ? Duration.ofMillis(Long.parseLong(q.get("lease"))) : null);
-                case "/optimistic" -> optimistic(q.get("key"), Long.parseLong(q.getOrDefault("workMillis", "0")));
+                case "/run" -> written(run(q.get("key"), Boolean.parseBoolean(q.get("hold")), Boolean.parseBoolean(q.get("wait")),
+                        q.containsKey("lease") ? Duration.ofMillis(Long.parseLong(q.get("lease"))) : null));
+                case "/optimistic" -> written(optimistic(q.get("key"), Long.parseLong(q.getOrDefault("workMillis", "0"))));
                 case "/works" -> String.valueOf(works.get());
                 case "/release" -> {
                     holds.computeIfAbsent(q.get("key"), k -> new CountDownLatch(1)).countDown();
@@ -180,6 +180,17 @@ public final class ClusterNode {
         try (OutputStream out = exchange.getResponseBody()) {
             out.write(body);
         }
+    }
+
+    /**
+     * The answer, once the cache writes the call queued are done (a clustered cache's leave the request's thread): what a
+     * test reads next, on any node, is then the cache's, not a race with the writer.
+     */
+    private String written(String answer) {
+        if (cache instanceof ClusterRecordCache guarded && !guarded.awaitWrites(Duration.ofSeconds(30))) {
+            throw new IllegalStateException("the cache's writes were not done within 30 s");
+        }
+        return answer;
     }
 
     /** How many times this node's optimistic work began (committed or not). */
