@@ -11,7 +11,9 @@ import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * MicroProfile Health readiness ({@code idempotency}): the store answers a read, and a clustered cache
+ * MicroProfile Health readiness ({@code idempotency}): the store answers a read within {@link #PROBE_BOUND} (a database
+ * whose packets vanish leaves the read waiting for the store's statement bound; the check does not wait for it, and
+ * does not start a second read while the first still waits), and a clustered cache
  * sees at least {@code idempotency.health.min-members} members; a remote cache is reported (reachable or not) but
  * never takes the node out, since the store answers without it. Registered only when MicroProfile Health is
  * there.
@@ -28,14 +30,23 @@ public class IdempotencyReadinessCheck implements HealthCheck {
     @Inject
     dev.idempotency.core.IdempotencyEngine engine;
 
+    @Inject
+    ManagedExecutors executors;
+
+    /** How long the check waits for the store's read: readiness is DOWN within this of the database going silent. */
+    static final java.time.Duration PROBE_BOUND = java.time.Duration.ofSeconds(4);
+
+    /** The store's read under way or last done. */
+    private java.util.concurrent.Future<?> probe;
+
     @Override
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder b = HealthCheckResponse.named("idempotency").up();
-        try {
-            engine.store().find(PROBE);
+        String store = store();
+        if (store == null) {
             b.withData("store", "UP");
-        } catch (RuntimeException e) {
-            b.down().withData("store", "DOWN: " + e.getClass().getSimpleName());
+        } else {
+            b.down().withData("store", "DOWN: " + store);
         }
         var cache = runtime.recordCache();
         if (cache != null && cache.members() < 0) {
@@ -50,5 +61,29 @@ public class IdempotencyReadinessCheck implements HealthCheck {
             }
         }
         return b.build();
+    }
+
+    /** {@code null} when the store answered its read within the bound; else why not. */
+    String store() {
+        try {
+            java.util.concurrent.Future<?> read;
+            synchronized (this) {
+                if (probe == null || probe.isDone()) {
+                    probe = executors.executor().submit(() -> engine.store().find(PROBE));
+                }
+                read = probe;
+            }
+            read.get(PROBE_BOUND.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return null;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return "no answer within " + PROBE_BOUND.toSeconds() + " s";
+        } catch (java.util.concurrent.ExecutionException e) {
+            return e.getCause().getClass().getSimpleName();
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return "the application is stopping";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted";
+        }
     }
 }

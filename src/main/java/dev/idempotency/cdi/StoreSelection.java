@@ -32,6 +32,15 @@ public class StoreSelection {
 
     private final java.util.List<Runnable> beforeStop = new java.util.concurrent.CopyOnWriteArrayList<>();
 
+    /**
+     * How long a statement of the store's may go without an answer from the database: the connection timeout, or a
+     * second more than the longest lock wait a claim statement asks for, if that is longer.
+     */
+    static java.time.Duration statementBound(GlobalSettings s) {
+        java.time.Duration locks = (s.lockTimeout().compareTo(s.claimLockTimeout()) > 0 ? s.lockTimeout() : s.claimLockTimeout()).plusSeconds(1);
+        return s.connectionTimeout().compareTo(locks) >= 0 ? s.connectionTimeout() : locks;
+    }
+
     private static final Logger LOG = Logger.getLogger(StoreSelection.class.getName());
 
     @Inject
@@ -75,8 +84,9 @@ public class StoreSelection {
                         + "EntityManagerFactory bean, no idempotency.persistence-unit, and no data source at " + s.datasource()
                         + ". Set one of those, or idempotency.store=memory");
             }
-            // Every connection the store takes, its JDBC statements' and its JPA provider's, waits at most the library's bound.
-            bounded = new BoundedDataSource(ds, s.connectionTimeout());
+            // Every connection the store takes, its JDBC statements' and its JPA provider's, waits at most the library's bound;
+            // and each of its statements answers within it, or within the longest lock wait it may ask for, and a second.
+            bounded = new BoundedDataSource(ds, s.connectionTimeout(), statementBound(s));
             ds = bounded;
             DataSource schemaSource = ds;
             // The store starts on first use, which may be inside a container transaction (a message-driven bean's

@@ -23,6 +23,15 @@ import java.util.concurrent.locks.LockSupport;
  * (Agroal, IronJacamar, Liberty's and Payara's pools all end the wait on an interrupt); the interrupt is ours, so it is
  * cleared before the caller continues, and a connection obtained in the same instant is kept.
  *
+ * <p>And a bound on each of the store's statements ({@code statementBound}): a connection the store takes answers within it
+ * or fails ({@link Connection#setNetworkTimeout}, the driver's socket read timeout: PostgreSQL's and MariaDB's drivers
+ * honour it), so that a database whose packets vanish (a partition, a host gone silent) costs a request that already
+ * holds a connection the bound, not a wait with no end; the driver then drops the connection, and the pool with it.
+ * The connection's own timeout comes back when the store's handle is closed (after each statement of its JPA provider,
+ * after each of its plain JDBC statements), so the application's statements on the same connection, in the same
+ * transaction, keep theirs. A driver or pool that cannot set it (H2 and Derby embedded, some server pools) is used as it
+ * is, and said once.
+ *
  * <p>Almost every acquisition takes microseconds, so what a caller pays for the bound is what counts: it enters itself
  * in a set and leaves it (no timer per call, no thread woken). A watchdog thread of its own looks at the set every
  * tick (a twentieth of the bound, between 1 and 100 ms) and interrupts the callers past their deadline:
@@ -38,6 +47,9 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
     private static final long LINGER_SECONDS = 10;
 
     private final Duration bound;
+    /** Each statement's bound, in milliseconds (0: none). */
+    private final int statementMillis;
+    private volatile boolean networkTimeoutRefused;
     private final long boundNanos;
     private final long tickNanos;
     private final long lingerNanos;
@@ -62,13 +74,24 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
      * @param bound how long a caller may wait for a connection
      */
     public BoundedDataSource(DataSource pool, Duration bound) {
-        this(pool, bound, Duration.ofSeconds(LINGER_SECONDS));
+        this(pool, bound, null);
+    }
+
+    /**
+     * @param pool           the data source the store was given (a server's pool, or the application's)
+     * @param bound          how long a caller may wait for a connection
+     * @param statementBound how long each of the store's statements may go without an answer from the database before
+     *                       it fails; {@code null}: no bound of the library's
+     */
+    public BoundedDataSource(DataSource pool, Duration bound, Duration statementBound) {
+        this(pool, bound, statementBound, Duration.ofSeconds(LINGER_SECONDS));
     }
 
     /** @param linger how long the watchdog goes on looking after the last caller left, before it sleeps */
-    BoundedDataSource(DataSource pool, Duration bound, Duration linger) {
+    BoundedDataSource(DataSource pool, Duration bound, Duration statementBound, Duration linger) {
         super(pool);
         this.bound = bound;
+        this.statementMillis = statementBound == null ? 0 : (int) Math.min(Integer.MAX_VALUE, Math.max(1, statementBound.toMillis()));
         this.lingerNanos = linger.toNanos();
         this.boundNanos = bound.toNanos();
         this.tickNanos = tickOf(bound);
@@ -120,7 +143,7 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
             Thread.interrupted(); // the watchdog's interrupt, not the caller's
         }
         if (connection != null) {
-            return connection;
+            return statementMillis == 0 || networkTimeoutRefused ? connection : withStatementBound(connection);
         }
         if (timedOut) {
             throw new SQLTransientConnectionException("No database connection within " + bound
@@ -133,6 +156,79 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
             throw e;
         }
         throw (Error) failure;
+    }
+
+    /**
+     * The connection with the statement bound as its network timeout, given back its own when the store closes it; as it
+     * is when the driver or the pool refuses.
+     */
+    private Connection withStatementBound(Connection connection) throws SQLException {
+        int own;
+        try {
+            own = connection.getNetworkTimeout();
+            if (own == statementMillis) {
+                return connection;
+            }
+            connection.setNetworkTimeout(DIRECT, statementMillis);
+        } catch (SQLException | RuntimeException | AbstractMethodError e) {
+            if (!networkTimeoutRefused) {
+                networkTimeoutRefused = true;
+                java.util.logging.Logger.getLogger(BoundedDataSource.class.getName()).log(java.util.logging.Level.INFO,
+                        "The store''s connections take no network timeout ({0}): a statement on a connection whose database "
+                                + "stopped answering waits for the driver''s own socket timeout, if any (PostgreSQL and MariaDB: "
+                                + "socketTimeout in the data source''s properties)", e.toString());
+            }
+            return connection;
+        }
+        return (Connection) java.lang.reflect.Proxy.newProxyInstance(BoundedDataSource.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, new Restoring(connection, own));
+    }
+
+    /** The executor a driver may use to abort a connection whose network timeout passed: the driver's own thread. */
+    private static final java.util.concurrent.Executor DIRECT = Runnable::run;
+
+    /** Gives the connection its own network timeout back when the store closes its handle. */
+    private static final class Restoring implements java.lang.reflect.InvocationHandler {
+        private final Connection connection;
+        private final int own;
+
+        Restoring(Connection connection, int own) {
+            this.connection = connection;
+            this.own = own;
+        }
+
+        @Override
+        public Object invoke(Object proxy, java.lang.reflect.Method method, Object[] args) throws Throwable {
+            switch (method.getName()) {
+                case "close" -> {
+                    try {
+                        if (!connection.isClosed()) {
+                            connection.setNetworkTimeout(DIRECT, own);
+                        }
+                    } catch (SQLException | RuntimeException e) {
+                        // a connection the driver already dropped (its timeout passed): closing it is all that is left
+                    }
+                }
+                case "unwrap" -> {
+                    if (((Class<?>) args[0]).isInstance(proxy)) {
+                        return proxy;
+                    }
+                }
+                case "equals" -> {
+                    return proxy == args[0];
+                }
+                case "hashCode" -> {
+                    return System.identityHashCode(proxy);
+                }
+                default -> {
+                }
+            }
+            try {
+                return method.invoke(connection, args);
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                throw e.getCause();
+            }
+        }
     }
 
     /** The watchdog: every tick, the callers past their deadline are interrupted; idle, it sleeps until woken. */

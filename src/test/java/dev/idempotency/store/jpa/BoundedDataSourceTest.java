@@ -91,7 +91,7 @@ class BoundedDataSourceTest {
 
     @Test
     void anIdleWatchdogSleepsAndTheNextWaitingCallerWakesIt() throws Exception {
-        try (BoundedDataSource bounded = new BoundedDataSource(pool, BOUND, Duration.ofMillis(50))) {
+        try (BoundedDataSource bounded = new BoundedDataSource(pool, BOUND, null, Duration.ofMillis(50))) {
             bounded.getConnection().close();
             assertThat(until(bounded::watchdogAsleep, Duration.ofSeconds(30))).as("asleep after 50 ms without a caller").isTrue();
             try (Connection held = bounded.getConnection()) {
