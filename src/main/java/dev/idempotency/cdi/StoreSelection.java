@@ -88,7 +88,7 @@ public class StoreSelection {
             // and each of its statements answers within it, or within the longest lock wait it may ask for, and a second.
             bounded = new BoundedDataSource(ds, s.connectionTimeout(), statementBound(s));
             ds = bounded;
-            DataSource schemaSource = ds;
+            DataSource schemaSource = bounded.withoutStatementBound(); // an index on a large table may take a while
             // The store starts on first use, which may be inside a container transaction (a message-driven bean's
             // onMessage): the schema's statements and the database's name are read on a thread of their own, outside
             // it (a JTA data source refuses setAutoCommit in a global transaction, and DDL must not join the caller's).

@@ -122,6 +122,10 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
     }
 
     private Connection bounded(Acquisition acquisition) throws SQLException {
+        return bounded(acquisition, true);
+    }
+
+    private Connection bounded(Acquisition acquisition, boolean statementBound) throws SQLException {
         Waiter waiter = new Waiter(System.nanoTime() + boundNanos);
         waiting.add(waiter);
         if (asleep) {
@@ -143,7 +147,7 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
             Thread.interrupted(); // the watchdog's interrupt, not the caller's
         }
         if (connection != null) {
-            return statementMillis == 0 || networkTimeoutRefused ? connection : withStatementBound(connection);
+            return !statementBound || statementMillis == 0 || networkTimeoutRefused ? connection : withStatementBound(connection);
         }
         if (timedOut) {
             throw new SQLTransientConnectionException("No database connection within " + bound
@@ -182,6 +186,24 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
         }
         return (Connection) java.lang.reflect.Proxy.newProxyInstance(BoundedDataSource.class.getClassLoader(),
                 new Class<?>[] {Connection.class}, new Restoring(connection, own));
+    }
+
+    /**
+     * The same data source, its connections bounded in the wait for them but not in their statements: for the schema's
+     * statements at start (creating an index on a large table may take longer than any request should wait).
+     */
+    public javax.sql.DataSource withoutStatementBound() {
+        return new DelegatingDataSource(pool()) {
+            @Override
+            public Connection getConnection() throws SQLException {
+                return bounded(() -> pool().getConnection(), false);
+            }
+
+            @Override
+            public Connection getConnection(String username, String password) throws SQLException {
+                return bounded(() -> pool().getConnection(username, password), false);
+            }
+        };
     }
 
     /** The executor a driver may use to abort a connection whose network timeout passed: the driver's own thread. */
