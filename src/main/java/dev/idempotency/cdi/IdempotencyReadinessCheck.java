@@ -13,7 +13,8 @@ import org.eclipse.microprofile.health.Readiness;
 /**
  * MicroProfile Health readiness ({@code idempotency}): the store answers a read within {@link #PROBE_BOUND} (a database
  * whose packets vanish leaves the read waiting for the store's statement bound; the check does not wait for it, and
- * does not start a second read while the first still waits), and a clustered cache
+ * starts no second read while the first still waits, unless the first has waited twice the bound: it is then given
+ * up), and a clustered cache
  * sees at least {@code idempotency.health.min-members} members; a remote cache is reported (reachable or not) but
  * never takes the node out, since the store answers without it. Registered only when MicroProfile Health is
  * there.
@@ -36,8 +37,9 @@ public class IdempotencyReadinessCheck implements HealthCheck {
     /** How long the check waits for the store's read: readiness is DOWN within this of the database going silent. */
     static final java.time.Duration PROBE_BOUND = java.time.Duration.ofSeconds(4);
 
-    /** The store's read under way or last done. */
+    /** The store's read under way or last done, and when it began ({@link System#nanoTime()}). */
     private java.util.concurrent.Future<?> probe;
+    private long probeStarted;
 
     @Override
     public HealthCheckResponse call() {
@@ -68,8 +70,15 @@ public class IdempotencyReadinessCheck implements HealthCheck {
         try {
             java.util.concurrent.Future<?> read;
             synchronized (this) {
-                if (probe == null || probe.isDone()) {
+                long now = System.nanoTime();
+                // A read still waiting after twice the bound is given up (a connection with no bound of its own may
+                // wait for ever): a new one starts, so that the check comes UP once the store answers again.
+                if (probe == null || probe.isDone() || now - probeStarted > 2 * PROBE_BOUND.toNanos()) {
+                    if (probe != null && !probe.isDone()) {
+                        probe.cancel(true);
+                    }
                     probe = executors.executor().submit(() -> engine.store().find(PROBE));
+                    probeStarted = now;
                 }
                 read = probe;
             }
@@ -79,6 +88,8 @@ public class IdempotencyReadinessCheck implements HealthCheck {
             return "no answer within " + PROBE_BOUND.toSeconds() + " s";
         } catch (java.util.concurrent.ExecutionException e) {
             return e.getCause().getClass().getSimpleName();
+        } catch (java.util.concurrent.CancellationException e) {
+            return "the read was given up";
         } catch (java.util.concurrent.RejectedExecutionException e) {
             return "the application is stopping";
         } catch (InterruptedException e) {

@@ -37,7 +37,9 @@ public class StoreSelection {
      * second more than the longest lock wait a claim statement asks for, if that is longer.
      */
     static java.time.Duration statementBound(GlobalSettings s) {
-        java.time.Duration locks = (s.lockTimeout().compareTo(s.claimLockTimeout()) > 0 ? s.lockTimeout() : s.claimLockTimeout()).plusSeconds(1);
+        java.time.Duration longest = s.lockTimeout().compareTo(s.claimLockTimeout()) > 0 ? s.lockTimeout() : s.claimLockTimeout();
+        // in whole seconds, as MariaDB's lock wait and the JDBC query timeouts count them, and a second more
+        java.time.Duration locks = java.time.Duration.ofSeconds((longest.toMillis() + 999) / 1000 + 1);
         return s.connectionTimeout().compareTo(locks) >= 0 ? s.connectionTimeout() : locks;
     }
 

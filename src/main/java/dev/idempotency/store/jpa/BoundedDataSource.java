@@ -174,7 +174,7 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
                 return connection;
             }
             connection.setNetworkTimeout(DIRECT, statementMillis);
-        } catch (SQLException | RuntimeException | AbstractMethodError e) {
+        } catch (java.sql.SQLFeatureNotSupportedException | UnsupportedOperationException | AbstractMethodError e) {
             if (!networkTimeoutRefused) {
                 networkTimeoutRefused = true;
                 java.util.logging.Logger.getLogger(BoundedDataSource.class.getName()).log(java.util.logging.Level.INFO,
@@ -182,6 +182,11 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
                                 + "stopped answering waits for the driver''s own socket timeout, if any (PostgreSQL and MariaDB: "
                                 + "socketTimeout in the data source''s properties)", e.toString());
             }
+            return connection;
+        } catch (SQLException | RuntimeException e) {
+            // This connection only (closed under the pool, a transaction that ended): its statements fail on their own.
+            java.util.logging.Logger.getLogger(BoundedDataSource.class.getName()).log(java.util.logging.Level.FINE,
+                    "Could not set a connection's network timeout", e);
             return connection;
         }
         return (Connection) java.lang.reflect.Proxy.newProxyInstance(BoundedDataSource.class.getClassLoader(),
