@@ -28,8 +28,10 @@ import java.util.logging.Logger;
  *     looking at the store after {@link #lookAgainAfter()};</li>
  * <li>a record read from the store ({@code putLoaded}): a put-if-absent that a release or a deletion's tombstone, written
  *     before it or after it on this writer, still stops;</li>
- * <li>a released or deleted key's tombstone ({@code evict}): written after every earlier write of this node's to that key
- *     (one writer, in order), so that no record of it is put back after it;</li>
+ * <li>a released or deleted key's tombstone ({@code evict}), and a flush ({@code clear}): written after every earlier write
+ *     of this node's (one writer, in order), so that no record of it is put back after it, and waited for (about the
+ *     timeout at most), so that a retry after a deletion is never answered from the cache; when the wait is over first,
+ *     the key is remembered as while bypassed;</li>
  * <li>a running marker's removal ({@code unmark}): a marker is a courtesy that expires on its own.</li>
  * </ul>
  * The optimistic claim's marker itself ({@code mark}) is asked on the request's thread: its answer matters (a marker
@@ -44,6 +46,7 @@ public final class ClusterRecordCache extends GuardedRecordCache {
     private final InfinispanRecordCache cluster;
     private final ThreadPoolExecutor writer;
     private final AtomicLong dropped = new AtomicLong();
+    private final long timeoutMillis;
 
     private ClusterRecordCache(InfinispanRecordCache cluster, ClusterTuning tuning) {
         super(() -> {
@@ -51,6 +54,7 @@ public final class ClusterRecordCache extends GuardedRecordCache {
             return new Connection(cluster, () -> { }); // the same cache, its listener left as it is
         }, tuning.retryInterval(), tuning.retryInterval(), cluster.description(), "idempotency-cluster-cache");
         this.cluster = cluster;
+        this.timeoutMillis = Math.max(1, tuning.timeout().toMillis());
         this.writer = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(MAX_QUEUED), r -> {
             Thread t = new Thread(r, "idempotency-cluster-cache-writer");
             t.setDaemon(true);
@@ -78,6 +82,26 @@ public final class ClusterRecordCache extends GuardedRecordCache {
             long n = dropped.incrementAndGet();
             LOG.log(n == 1 ? Level.WARNING : Level.FINE, "The cluster cache''s writes are queued up ({0} dropped so far): "
                     + "duplicates of those keys ask the store", n);
+            return false;
+        }
+    }
+
+    @Override
+    boolean now(Runnable write) {
+        java.util.concurrent.Future<?> done;
+        try {
+            done = writer.submit(write);
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+        try {
+            // The writes before it fail fast once one failed (the cache is then bypassed), so this is about the timeout.
+            done.get(2 * timeoutMillis + 100, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             return false;
         }
     }

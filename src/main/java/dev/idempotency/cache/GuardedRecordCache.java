@@ -46,6 +46,8 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
     private final String description;
     /** Connects again and registers listeners again, off the requests' threads. */
     final ExecutorService background;
+    /** Has the cache tried again after each bypass, whether or not a request comes. */
+    private final java.util.concurrent.ScheduledExecutorService retries;
     /** The cache, once reached (a server unreachable at deployment leaves it {@code null} until it answers). */
     private volatile Connection connection;
     volatile InfinispanRecordCache records;
@@ -74,6 +76,13 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
             t.setDaemon(true);
             return t;
         });
+        java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, thread + "-retry");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+        this.retries = timer;
     }
 
     /** Reaches the cache now; when that fails, the first request after {@code retryInterval} has it tried again. */
@@ -168,13 +177,29 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
         later(() -> write(r -> r.unmark(key, holder)));
     }
 
+    /**
+     * A released or deleted key: its tombstone is written before this returns (after every write this node queued
+     * before it), so that a retry after a deletion is never answered from the cache; while the cache is bypassed, or
+     * when the write does not finish in time, the key is remembered and evicted before the cache is used again.
+     */
     @Override
     public void evict(ScopedKey key) {
         String id = key.cacheId();
-        if (!later(() -> evictNow(id))) {
+        if (!now(() -> evictNow(id))) {
             remember(id);
-            bypass(new java.util.concurrent.RejectedExecutionException("the cache's writes are queued up"));
+            bypass(new java.util.concurrent.RejectedExecutionException("the cache's writes did not finish in time"));
         }
+    }
+
+    /**
+     * Runs a write after every write queued before it, and waits for it ({@link ClusterRecordCache}: on its writer,
+     * for at most about its timeout); here, on the caller's thread.
+     *
+     * @return whether it was done
+     */
+    boolean now(Runnable write) {
+        write.run();
+        return true;
     }
 
     private void remember(String id) {
@@ -211,6 +236,13 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
 
     @Override
     public void clear() {
+        if (!now(this::clearNow)) {
+            clearPending = true;
+            bypass(new java.util.concurrent.RejectedExecutionException("the cache's writes did not finish in time"));
+        }
+    }
+
+    private void clearNow() {
         InfinispanRecordCache r = usable();
         if (r != null) {
             try {
@@ -296,6 +328,17 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
         boolean wasInUse = bypassedUntil == 0;
         long until = System.nanoTime() + retryNanos;
         bypassedUntil = until == 0 ? 1 : until;
+        if (!closed) {
+            // Tried again after the interval even when no request comes: keys remembered meanwhile are then evicted on
+            // every node without waiting for this node's next caller.
+            try {
+                retries.schedule(() -> {
+                    usable();
+                }, retryNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException stopping) {
+                // closed meanwhile
+            }
+        }
         failures.incrementAndGet();
         if (wasInUse) {
             LOG.log(Level.WARNING, "The cache " + description + " failed (" + e + "); the store answers every request (slower, "
@@ -361,6 +404,19 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
     @Override
     public void close() {
         closed = true;
+        retries.shutdownNow();
+        InfinispanRecordCache r = records;
+        if (r != null && (clearPending || !pending.isEmpty())) {
+            // Evictions still remembered: applied now if the cache answers, else said (the others may replay those keys
+            // until their entries expire).
+            try {
+                catchUp(r);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "The cache " + description + " is stopped with " + pending.size() + " evictions not "
+                        + "applied" + (clearPending ? " and a flush" : "") + " (" + e + "); nodes that share it answer those keys from it "
+                        + "until their entries expire", LOG.isLoggable(Level.FINE) ? e : null);
+            }
+        }
         background.shutdownNow();
         Connection c = connection;
         if (c != null) {

@@ -3,7 +3,6 @@ package dev.idempotency.cache;
 import org.infinispan.conflict.EntryMergePolicy;
 import org.infinispan.container.entries.CacheEntry;
 
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -14,9 +13,10 @@ import java.util.List;
  * <li>a running marker is dropped: its claim is judged by the store, and a marker kept after its holder finished (or
  *     one removed on one side and not the other) would only hold duplicates off for nothing;</li>
  * <li>a tombstone (the key released or deleted on one side) wins over a record: the record may be the one deleted;</li>
- * <li>a finished record on one side only is kept: it was committed before it was put, and it carries its expiry;</li>
- * <li>two different records are both dropped.</li>
+ * <li>a record whose copies differ, or that one side lacks, is dropped: the side that lacks it may have deleted it (its
+ *     tombstone lives a minute; a split may last longer), and the next duplicate reads it from the store again.</li>
  * </ul>
+ * Copies that are the same on every side are no conflict, and stay.
  */
 final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
 
@@ -26,20 +26,12 @@ final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
         if (any == null || InfinispanRecordCache.isMarkerId(any.getKey())) {
             return null;
         }
-        CacheEntry<String, byte[]> record = null;
         for (CacheEntry<String, byte[]> e : concat(preferred, others)) {
-            if (e == null || e.getValue() == null) {
-                continue;
-            }
-            if (InfinispanRecordCache.isTombstone(e.getValue())) {
+            if (e != null && e.getValue() != null && InfinispanRecordCache.isTombstone(e.getValue())) {
                 return e;
             }
-            if (record != null && !Arrays.equals(record.getValue(), e.getValue())) {
-                return null;
-            }
-            record = e;
         }
-        return record;
+        return null;
     }
 
     private static List<CacheEntry<String, byte[]>> concat(CacheEntry<String, byte[]> preferred, List<CacheEntry<String, byte[]>> others) {

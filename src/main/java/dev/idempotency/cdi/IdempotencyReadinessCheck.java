@@ -31,8 +31,20 @@ public class IdempotencyReadinessCheck implements HealthCheck {
     @Inject
     dev.idempotency.core.IdempotencyEngine engine;
 
-    @Inject
-    ManagedExecutors executors;
+    /**
+     * The reads' threads: the library's own, as the health runtime's thread was before (a server's managed executor
+     * aborts a task submitted from a thread with no application component, as a health check's is on WildFly).
+     */
+    private final java.util.concurrent.ExecutorService reads = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "idempotency-readiness");
+        t.setDaemon(true);
+        return t;
+    });
+
+    @jakarta.annotation.PreDestroy
+    void stop() {
+        reads.shutdownNow();
+    }
 
     /** How long the check waits for the store's read: readiness is DOWN within this of the database going silent. */
     static final java.time.Duration PROBE_BOUND = java.time.Duration.ofSeconds(4);
@@ -77,7 +89,7 @@ public class IdempotencyReadinessCheck implements HealthCheck {
                     if (probe != null && !probe.isDone()) {
                         probe.cancel(true);
                     }
-                    probe = executors.executor().submit(() -> engine.store().find(PROBE));
+                    probe = reads.submit(() -> engine.store().find(PROBE));
                     probeStarted = now;
                 }
                 read = probe;
