@@ -7,7 +7,7 @@ import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.Idempotent;
 import dev.idempotency.testing.IdempotencyWeld;
 import dev.idempotency.testing.JtaEnvironment;
-import dev.idempotency.testing.SilentProxy;
+import dev.idempotency.testing.TcpProxy;
 import dev.idempotency.testing.TestDatabase;
 import io.agroal.api.AgroalDataSource;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -41,7 +41,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * "Always answers" when the database goes silent (a partition, a dead switch: packets dropped, nothing closed), through a
- * proxy the test silences in front of the local PostgreSQL: a call whose transaction already holds its connection and
+ * proxy the test stalls in front of the local PostgreSQL (the shared {@link TcpProxy}): a call whose transaction already holds its connection and
  * new calls are each answered as store unavailable ({@link IdempotencyStoreException}: {@code 503} over HTTP) within
  * the connection timeout, plus the watchdog's tick and the driver's abort; the readiness check is DOWN within 5 s; after
  * the heal it is UP again, the interrupted key runs once, and no session is left idle in a transaction.
@@ -52,7 +52,7 @@ class StoreCutTest {
     /** What a call may take past the bound: the watchdog's tick, the driver giving the connection up, the rollback. */
     static final long MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1500);
 
-    static SilentProxy proxy;
+    static TcpProxy proxy;
     static CountDownLatch entered;
     static CountDownLatch cut;
 
@@ -104,7 +104,7 @@ class StoreCutTest {
     void boot() throws Exception {
         TestDatabase.POSTGRES.assumeAvailable();
         TestDatabase.POSTGRES.reset();
-        proxy = new SilentProxy(URI.create(TestDatabase.POSTGRES.url.substring("jdbc:".length())).getHost(),
+        proxy = new TcpProxy(URI.create(TestDatabase.POSTGRES.url.substring("jdbc:".length())).getHost(),
                 URI.create(TestDatabase.POSTGRES.url.substring("jdbc:".length())).getPort());
         entered = new CountDownLatch(1);
         cut = new CountDownLatch(1);
@@ -120,7 +120,7 @@ class StoreCutTest {
     void stop() throws Exception {
         calls.shutdownNow();
         if (proxy != null) {
-            proxy.heal();
+            proxy.restore();
         }
         if (container != null) {
             container.close();
@@ -141,7 +141,7 @@ class StoreCutTest {
         // A call inside its claim's transaction, its row written: then the database goes silent.
         Future<Object> held = calls.submit(() -> outcome(() -> payments.pay("held-1")));
         assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
-        proxy.silence();
+        proxy.stall();
         long silenced = System.nanoTime();
         cut.countDown();
         List<Future<Object>> fresh = new ArrayList<>();
@@ -172,7 +172,7 @@ class StoreCutTest {
         assertThat(allTook).as("every call answered within the connection timeout and a margin")
                 .isLessThanOrEqualTo(CONNECTION_TIMEOUT.toNanos() + MARGIN_NANOS);
 
-        proxy.heal();
+        proxy.restore();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         String up;
         do {
