@@ -137,6 +137,10 @@ final class FunctionalIdempotency implements Idempotency {
         IdempotencyEngine engine = runtime.engine();
         ClaimMode claim = options.claim() != ClaimMode.DEFAULT ? options.claim() : runtime.settings().claim();
         boolean inTransaction = claim == ClaimMode.ATOMIC || claim == ClaimMode.OPTIMISTIC;
+        if (inTransaction && runtime.connectionProblem() != null) {
+            throw new IdempotencyConfigurationException(where + " asks for claim " + claim + ", but " + runtime.connectionProblem()
+                    + "; or use claim = ClaimMode.LEASED");
+        }
         if (inTransaction && !engine.supportsAtomicClaims()) {
             throw new IdempotencyConfigurationException(where + " asks for claim " + claim + ", but "
                     + (engine.store() instanceof dev.idempotency.spi.AtomicClaims ? "there is no JTA transaction manager"
@@ -144,7 +148,7 @@ final class FunctionalIdempotency implements Idempotency {
                     + ": use claim = ClaimMode.LEASED (or leave claim to its default), or run where JTA is present");
         }
         if (claim == ClaimMode.DEFAULT) {
-            claim = engine.supportsAtomicClaims() ? ClaimMode.ATOMIC : ClaimMode.LEASED;
+            claim = runtime.atomicClaims(engine, false) ? ClaimMode.ATOMIC : ClaimMode.LEASED;
         }
         return engine.flow(claim);
     }

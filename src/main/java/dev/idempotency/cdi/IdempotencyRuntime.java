@@ -222,8 +222,26 @@ public class IdempotencyRuntime {
                 store.getClass().getSimpleName(), recordCache == null ? "no cache" : recordCache.description()});
     }
 
-    /** {@code claim = ATOMIC} or {@code OPTIMISTIC} where it cannot work fails the deployment, naming the methods and the fix (SPEC A5). */
+    /**
+     * {@code claim = ATOMIC} or {@code OPTIMISTIC} where it cannot work fails the deployment, naming the methods and the
+     * fix; where it cannot work because the data source does not share a transaction's connection, the methods that leave
+     * the claim to its default are served with leased claims, and a WARNING says why.
+     */
     private void checkClaimModes(IdempotencyEngine engine) {
+        String connections = storeSelection.connectionProblem();
+        if (connections != null) {
+            java.util.List<String> asked = extension.allSettings().stream()
+                    .filter(m -> m.enabled() && (m.claim() == dev.idempotency.ClaimMode.ATOMIC || m.claim() == dev.idempotency.ClaimMode.OPTIMISTIC))
+                    .map(dev.idempotency.config.MethodSettings::describe).sorted().toList();
+            if (!asked.isEmpty()) {
+                throw new IdempotencyConfigurationException("@Idempotent methods " + asked + " ask for claim ATOMIC or OPTIMISTIC, but "
+                        + connections + "; or use claim = ClaimMode.LEASED");
+            }
+            if (engine.supportsAtomicClaims()) {
+                LOG.log(Level.WARNING, "Claims are leased, not atomic, unless asked for: {0}", connections);
+            }
+            return;
+        }
         if (engine.supportsAtomicClaims(true)) {
             return;
         }
@@ -241,6 +259,19 @@ public class IdempotencyRuntime {
         }
     }
 
+    /**
+     * Whether atomic and optimistic claims work here: {@link IdempotencyEngine#supportsAtomicClaims(boolean)}, and a data
+     * source that shares a transaction's connection (checked when the store started).
+     */
+    boolean atomicClaims(IdempotencyEngine engine, boolean onThread) {
+        return storeSelection.connectionProblem() == null && engine.supportsAtomicClaims(onThread);
+    }
+
+    /** Why {@link #atomicClaims} is false because of the data source, naming the fix; else {@code null}. */
+    String connectionProblem() {
+        return storeSelection.connectionProblem();
+    }
+
     /** The flow of each method, chosen once when the engine starts ({@link #flow}). */
     private volatile java.util.Map<dev.idempotency.config.MethodSettings, dev.idempotency.core.ClaimFlow> flows = java.util.Map.of();
 
@@ -255,12 +286,12 @@ public class IdempotencyRuntime {
      * (a transaction manager, a store that claims inside transactions, and, for a resource method, a transaction that can
      * begin on the request's thread) and it does not return a {@code CompletionStage}; else leased.
      */
-    private static dev.idempotency.core.ClaimFlow chooseFlow(IdempotencyEngine engine, dev.idempotency.config.MethodSettings m) {
+    private dev.idempotency.core.ClaimFlow chooseFlow(IdempotencyEngine engine, dev.idempotency.config.MethodSettings m) {
         boolean onThread = m.keySource() == dev.idempotency.config.KeySource.HTTP_HEADER;
         if (m.claim() != dev.idempotency.ClaimMode.DEFAULT) {
             return engine.flow(m.claim());
         }
-        return engine.flow(!m.async() && engine.supportsAtomicClaims(onThread)
+        return engine.flow(!m.async() && atomicClaims(engine, onThread)
                 ? dev.idempotency.ClaimMode.ATOMIC : dev.idempotency.ClaimMode.LEASED);
     }
 

@@ -5,6 +5,7 @@ import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.spi.IdempotencyStore;
 import dev.idempotency.store.jpa.BoundedDataSource;
+import dev.idempotency.store.jpa.ConnectionSharing;
 import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
 import dev.idempotency.store.jpa.JpaIdempotencyStore;
 import dev.idempotency.store.jpa.JpaSchema;
@@ -54,6 +55,36 @@ public class StoreSelection {
 
     private EntityManagerFactory ownEmf;
     private BoundedDataSource bounded;
+    private volatile String connectionProblem;
+
+    /**
+     * Why atomic and optimistic claims cannot work on the store's data source, naming the fix; {@code null} when they
+     * can, or when that could not be checked (a store or persistence unit of the application's, a database the check
+     * does not know).
+     */
+    String connectionProblem() {
+        return connectionProblem;
+    }
+
+    /** {@link ConnectionSharing}'s check of the data source, and what it found in words ({@code null}: nothing wrong). */
+    private static String checkSharing(DataSource ds, JtaTransactions.RequiresNew requiresNew, String name) {
+        ConnectionSharing.Finding found;
+        try {
+            found = ConnectionSharing.check(ds, requiresNew::run);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not check whether the data source shares a transaction's connection; taken to share it", e);
+            return null;
+        }
+        LOG.log(Level.FINE, "One transaction asked the data source for a second connection while its first was open: {0}", found);
+        if (found != ConnectionSharing.Finding.NOT_SHARED) {
+            return null;
+        }
+        return "the records' data source (" + name + ") hands a transaction a second connection while its first is open, so "
+                + "each call would take a second connection for a moment, and a burst of more calls than the pool has connections "
+                + "would stall until the pool gives up. On Payara and GlassFish, make the pool an XA type: asadmin set "
+                + "resources.jdbc-connection-pool.<pool>.res-type=javax.sql.XADataSource (Payara's default data source: H2Pool), "
+                + "or create it with --restype=javax.sql.XADataSource";
+    }
 
     /**
      * The application's own {@link IdempotencyStore} bean, else the in-memory store or the JPA store by configuration
@@ -76,10 +107,13 @@ public class StoreSelection {
             emf = ownEmf = Persistence.createEntityManagerFactory(s.persistenceUnit(), s.jpaProperties());
         }
         DataSource ownUnitsDataSource = null;
+        String dataSourceName = null;
         if (emf == null) {
             DataSource ds = Lookups.qualified(beans, DataSource.class);
+            dataSourceName = "the @ForIdempotency DataSource";
             if (ds == null) {
                 ds = Lookups.jndi(s.datasource(), DataSource.class);
+                dataSourceName = s.datasource();
             }
             if (ds == null) {
                 throw new IdempotencyConfigurationException("The JPA store has no database: no @ForIdempotency DataSource or "
@@ -119,6 +153,9 @@ public class StoreSelection {
             // On the unit's own data source, an atomic claim's hot statements run in plain JDBC on the transaction's
             // connection; on an application's unit (its EntityManagerFactory bean or persistence unit), through JPA.
             transactions = new JtaTransactions(emf, tsr.registry(), requiresNew, executors.executor(), ownUnitsDataSource);
+            if (ownUnitsDataSource != null) {
+                connectionProblem = checkSharing(ownUnitsDataSource, requiresNew, dataSourceName);
+            }
         } else {
             transactions = new ResourceLocalTransactions(emf);
         }
