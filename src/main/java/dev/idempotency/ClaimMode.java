@@ -1,7 +1,7 @@
 package dev.idempotency;
 
 /**
- * How a call claims its key (SPEC section 2a). See {@link Idempotent#claim()}.
+ * How a call claims its key. See {@link Idempotent#claim()}, and the guide's Claims page (docs/claims.adoc).
  */
 public enum ClaimMode {
     /**

@@ -5,10 +5,10 @@ import java.time.Duration;
 import java.util.Optional;
 
 /**
- * The programmatic API (SPEC section 5), for flows that are neither a resource method nor one method call: a
- * gateway that sees requests, a checkout of several steps. Inject it: the library provides it as a CDI bean
- * over the same store and cache as the annotations (its implementation is internal). Thread-safe; every
- * operation works the same on many nodes as on one.
+ * The programmatic API (see the guide's page on it, docs/programmatic.adoc), for flows that are neither a
+ * resource method nor one method call: a gateway that sees requests, a checkout of several steps. Inject it:
+ * the library provides it as a CDI bean over the same store and cache as the annotations (its implementation is
+ * internal). Thread-safe; every operation works the same on many nodes as on one.
  */
 public interface IdempotencyManager {
 

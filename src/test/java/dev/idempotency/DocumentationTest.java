@@ -323,6 +323,50 @@ class DocumentationTest {
         }
     }
 
+    // ---- citations --------------------------------------------------------------------------------------------
+
+    /**
+     * A citation of the behaviour document the library was first written against, which is not in the repository and
+     * which no reader has: its name in capitals as a word (before a rule's id or "section"). The character class keeps
+     * this file from citing it.
+     */
+    static final Pattern OUTSIDE_CITATION = Pattern.compile("\\b[S]PEC\\b");
+
+    /** The text files of the sources (main and test, Java and resources), the other modules' sources and the guide. */
+    static List<Path> citingFiles() throws IOException {
+        List<Path> files = new ArrayList<>(linkedFiles());
+        for (String root : List.of("src", "it-tests/src", "example/src", "bench/src")) {
+            if (!Files.isDirectory(Path.of(root))) {
+                continue;
+            }
+            try (Stream<Path> walk = Files.walk(Path.of(root))) {
+                walk.filter(Files::isRegularFile)
+                        .filter(p -> p.toString().matches(".*\\.(java|properties|xml|sql|asadmin|md|adoc)")
+                                || p.getParent().endsWith(Path.of("META-INF", "services")))
+                        .sorted().forEach(files::add);
+            }
+        }
+        return files;
+    }
+
+    @Test
+    void nothingCitesADocumentOutsideTheRepository() throws IOException {
+        List<String> citations = new ArrayList<>();
+        for (Path file : citingFiles()) {
+            String text = new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.ISO_8859_1);
+            String[] lines = text.split("\n", -1);
+            for (int i = 0; i < lines.length; i++) {
+                if (OUTSIDE_CITATION.matcher(lines[i]).find()) {
+                    citations.add(file + ":" + (i + 1) + ": " + lines[i].strip());
+                }
+            }
+        }
+        assertThat(citations)
+                .as("citations of a document outside the repository: say what the rule means, or link the guide "
+                        + "(docs/*.adoc) or CONTRIBUTING.md")
+                .isEmpty();
+    }
+
     /** The README's "Where it is tested" rows: build profile to version. */
     static Map<String, String> compatibilityRows() {
         String readme = read(Path.of("README.md"));

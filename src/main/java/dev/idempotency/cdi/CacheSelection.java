@@ -29,7 +29,7 @@ import java.time.Clock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** Chooses and starts the cache in front of the store (SPEC S4): one job, and stops what it started. */
+/** Chooses and starts the cache in front of the store: one job, and stops what it started. */
 @ApplicationScoped
 public class CacheSelection {
 
@@ -70,7 +70,7 @@ public class CacheSelection {
                 return null;
             }
             if (s.cacheMode().equals("local")) {
-                // This JVM's alone: a bounded map of its records, no cache manager (SPEC S4).
+                // This JVM's alone: a bounded map of its records, no cache manager.
                 return recordCache = new LocalRecordCache(s.cacheMaxEntries(), s.cacheLocalMaxAge(), clock, signals);
             }
             CacheKeys keys = keys(s, true);

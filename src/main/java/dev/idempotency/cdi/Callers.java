@@ -14,7 +14,7 @@ import java.util.Set;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** Who calls: the principal part of a key, from CDI's built-in {@code Principal} bean (SPEC H9). */
+/** Who calls: the principal part of a key, from CDI's built-in {@code Principal} bean. */
 @ApplicationScoped
 public class Callers {
 

@@ -28,8 +28,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The portable extension: reads the configuration, registers the interceptor (with its configured
  * priority) and the library's beans, and resolves and checks every {@code @Idempotent} method at
- * deployment. Every mistake becomes a definition error, so the deployment fails naming the method and
- * the fix (SPEC I6, C3).
+ * deployment. Every mistake becomes a definition error, so the deployment fails naming the method (or, for a
+ * bad configuration value, its key) and the fix.
  *
  * <p>Registered through {@code META-INF/services}; in a Weld SE test add it yourself, optionally with
  * the {@link Config} to use.
@@ -40,7 +40,7 @@ public class IdempotencyExtension implements Extension {
     private final ConfigErrors errors = new ConfigErrors();
     /**
      * Keyed by bean class and method: an inherited {@code @Idempotent} method of two bean classes has the
-     * settings of each (its namespace and overrides are per bean class, SPEC C2).
+     * settings of each (its namespace and overrides are per bean class).
      */
     private final Map<BeanMethod, MethodSettings> settings = new ConcurrentHashMap<>();
 
@@ -110,7 +110,7 @@ public class IdempotencyExtension implements Extension {
         }
     }
 
-    /** Types with a member marked {@code @IdempotencyKey} (SPEC I8), checked against the parameter types below. */
+    /** Types with a member marked {@code @IdempotencyKey}, checked against the parameter types below. */
     private final Map<Class<?>, String> typesWithKeyMembers = new ConcurrentHashMap<>();
     /** The parameter types of every {@code @Idempotent} method resolved at deployment. */
     private final java.util.Set<Class<?>> parameterTypes = ConcurrentHashMap.newKeySet();

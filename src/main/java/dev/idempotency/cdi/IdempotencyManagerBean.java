@@ -41,7 +41,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The {@link IdempotencyManager} bean: the programmatic door (SPEC section 5) over the runtime's store, cache and
+ * The {@link IdempotencyManager} bean: the programmatic door over the runtime's store, cache and
  * wake-ups. Internal: inject {@link IdempotencyManager}.
  */
 @ApplicationScoped
@@ -165,7 +165,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         });
     }
 
-    // ------------------------------------------------------------------------------------ M7: transfer
+    // ------------------------------------------------------------------------------- export and import
 
     @Override
     public int export(Path file) {
@@ -229,10 +229,10 @@ public class IdempotencyManagerBean implements IdempotencyManager {
     static final int MAX_LINE = 24 << 20;
 
     /**
-     * Reads and checks every line before anything is written (SPEC M7: all or nothing). Refused, naming the line: a
-     * line that is not JSON or not a record, a record that is not whole (no namespace, an unknown status, a finished
-     * record without its completion time), a line over {@link #MAX_LINE}, a key
-     * that an earlier line already had, and (version 2, which every export since writes) a record whose check does
+     * Reads and checks every line before anything is written (all or nothing: a refused file leaves the store as it
+     * was). Refused, naming the line: a line that is not JSON or not a record, a record that is not whole (no
+     * namespace, an unknown status, a finished record without its completion time), a line over {@link #MAX_LINE}, a
+     * key that an earlier line already had, and (version 2, which every export since writes) a record whose check does
      * not match its content and its place: edited by hand, moved or repeated. A file that ends before the count its
      * header announces is truncated; one with more records than announced is refused too.
      */
@@ -498,7 +498,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         return line;
     }
 
-    // ------------------------------------------------------------------------------------ M8: management
+    // ---------------------------------------------------------------------------------------- management
 
     @Override
     public int clear() {
@@ -533,7 +533,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
         return runtime.settings().requestTypeEnabled(key.requestType());
     }
 
-    /** Whose keys these are: the caller's (SPEC H9, as the annotations'), unless {@code idempotency.manager.scope-by-principal=false}. */
+    /** Whose keys these are: the caller's (as the annotations'), unless {@code idempotency.manager.scope-by-principal=false}. */
     private String principal() {
         return callers.principalName(runtime.settings().managerScopeByPrincipal());
     }
@@ -555,7 +555,7 @@ public class IdempotencyManagerBean implements IdempotencyManager {
                 : Fingerprint.sha256Hex(combined.getBytes(StandardCharsets.UTF_8))));
     }
 
-    /** SPEC H3 as for every door: {@code idempotency.max-key-length}, printable ASCII; a bad id is counted. */
+    /** The key syntax of every door: {@code idempotency.max-key-length}, printable ASCII; a bad id is counted. */
     private String checkId(String id, String what) {
         String problem = KeyRules.problem(id, runtime.settings().maxKeyLength());
         if (problem != null) {

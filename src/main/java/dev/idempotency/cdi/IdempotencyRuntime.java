@@ -188,7 +188,7 @@ public class IdempotencyRuntime {
         ExecutorService executor = executors.executor();
         Clock clock = Lookups.qualified(beans, Clock.class);
         if (clock == null) {
-            // The store's clock, shared by every node (SPEC L2); a Clock bean of the application's wins as it is.
+            // The store's clock, shared by every node; a Clock bean of the application's wins as it is.
             storeClock = new StoreClock(store, Clock.systemUTC()).start(executors.scheduler(), STORE_CLOCK_RESYNC);
             clock = storeClock;
         }

@@ -61,7 +61,7 @@ public class IdempotentInterceptor {
             return ctx.proceed();
         }
         if (m.keySource() == KeySource.HTTP_HEADER) {
-            // A resource method's key is the Idempotency-Key header: the JAX-RS filter claims it, once (H14).
+            // A resource method's key is the Idempotency-Key header: the JAX-RS filter claims it, once.
             if (!extension.isHttpBound(ctx.getMethod())) {
                 throw new IdempotencyConfigurationException("The @Idempotent resource method " + m.describe()
                         + " was called without the Idempotency-Key filter: it is registered by "

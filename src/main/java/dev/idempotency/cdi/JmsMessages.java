@@ -9,7 +9,7 @@ import jakarta.jms.Message;
 import jakarta.jms.TextMessage;
 
 /**
- * The key and fingerprint of a JMS message (SPEC I1 for a message-driven bean's {@code onMessage}): the key
+ * The key and fingerprint of a JMS message (for a message-driven bean's {@code onMessage}): the key
  * is the JMS message id, which a redelivery keeps, or a configured string property (a business id, which a
  * re-publish keeps too); the fingerprint is the message type and body (text or bytes). Loaded only for such
  * methods, so that no JMS class is needed elsewhere.

@@ -36,7 +36,7 @@ final class JsonCodec implements AutoCloseable {
         for (int i = 0; i < args.length; i++) {
             if (i == m.keyIndex()) {
                 if (m.keyInside() != null) {
-                    // The rest of the argument is the fingerprint (I8).
+                    // The rest of the argument is the fingerprint.
                     f.add(args[i] == null ? null : withoutKey(canonical(args[i], types[i]), m.keyInside().property())
                             .getBytes(StandardCharsets.UTF_8));
                 }

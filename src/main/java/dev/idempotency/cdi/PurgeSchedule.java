@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** The purge (SPEC S3) and the management policy of each run (M8), on the managed scheduler. */
+/** The purge of expired records (in bounded batches) and the management policy of each run, on the managed scheduler. */
 @ApplicationScoped
 public class PurgeSchedule {
 

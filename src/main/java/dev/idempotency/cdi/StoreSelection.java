@@ -27,7 +27,7 @@ import javax.sql.DataSource;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** Chooses and starts the store (SPEC S1, S5): one job, and closes what it opened. */
+/** Chooses and starts the store (the JPA store, the in-memory one, or the application's own): one job, and closes what it opened. */
 @ApplicationScoped
 public class StoreSelection {
 

@@ -3,10 +3,10 @@ package dev.idempotency.config;
 import java.util.Locale;
 
 /**
- * What the HTTP door does with a keyed request that has no authenticated principal (SPEC H15):
- * {@code allow} (one shared {@code anonymous} scope), {@code reject} ({@code 401}), or {@code header:<name>}
- * (the scope is the value of that request header, an API client id: {@code anonymous:<value>}; a request
- * without it is {@code 401}).
+ * What the HTTP door does with a keyed request that has no authenticated principal (the guide's Security page,
+ * docs/security.adoc): {@code allow} (one shared {@code anonymous} scope), {@code reject} ({@code 401}), or
+ * {@code header:<name>} (the scope is the value of that request header, an API client id:
+ * {@code anonymous:<value>}; a request without it is {@code 401}).
  *
  * @param mode   which of the three
  * @param header the request header naming the client, for {@link Mode#HEADER}; else {@code null}

@@ -14,7 +14,7 @@ import java.util.UUID;
 import java.util.function.Function;
 
 /**
- * The global keys under {@code idempotency.} (SPEC C1), read once at deployment. Every key and its default
+ * The global keys under {@code idempotency.}, read once at deployment. Every key and its default
  * is listed in the README's configuration table; an unknown key under {@code idempotency.} (other than
  * {@code idempotency.jpa.*}, passed to the JPA provider) fails the deployment, so that a typo is found at
  * once.
@@ -88,7 +88,7 @@ public record GlobalSettings(
     /** Every global key this version knows: the names of {@link ConfigKey}. */
     public static final Set<String> KEYS = ConfigKey.names();
 
-    /** Response headers a replay carries (SPEC H10), before {@code idempotency.replay-headers}. */
+    /** Response headers a replay carries (an allow-list: never Set-Cookie or the caller's credentials), before {@code idempotency.replay-headers}. */
     public static final Set<String> DEFAULT_REPLAY_HEADERS = Set.of("content-type", "content-location", "location",
             "etag", "last-modified", "link");
 
@@ -304,7 +304,7 @@ public record GlobalSettings(
     }
 
     /**
-     * Whether idempotency is on for a request type (SPEC M6): listed enabled, listed disabled, else the
+     * Whether idempotency is on for a request type: listed enabled, listed disabled, else the
      * default; {@code null} (no type) is always enabled.
      *
      * @throws dev.idempotency.IdempotencyRequestTypeException for an unlisted type when the default is error

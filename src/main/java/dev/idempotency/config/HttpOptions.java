@@ -8,8 +8,8 @@ package dev.idempotency.config;
  * @param maxResponseSize the largest response body stored, in bytes
  * @param maxRequestSize  the largest request body read, in bytes; a larger one is answered {@code 413}
  * @param failOpen        whether an unreachable store lets the request run unprotected
- * @param anonymous       what a keyed request without an authenticated principal gets (SPEC H15)
- * @param keyFrom         a JSON Pointer to the body field with the key, or empty (SPEC H16)
+ * @param anonymous       what a keyed request without an authenticated principal gets
+ * @param keyFrom         a JSON Pointer to the body field with the key, or empty
  * @param keyFromHeader   whether the header's key is taken first ({@code false}: only the body's, with keyFrom)
  * @param fingerprintFields JSON Pointers to the body fields fingerprinted instead of the whole body; empty: the body
  */

@@ -16,7 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A key inside an argument (SPEC I8): the record component, field or getter of a parameter's type marked
+ * A key inside an argument: the record component, field or getter of a parameter's type marked
  * {@link IdempotencyKey}, one level deep. Found once, at deployment; read on every call.
  *
  * @param member      the field or the accessor that yields the key

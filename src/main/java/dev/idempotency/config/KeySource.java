@@ -1,6 +1,6 @@
 package dev.idempotency.config;
 
-/** Where an {@code @Idempotent} method's key comes from (SPEC I1). */
+/** Where an {@code @Idempotent} method's key comes from. */
 public enum KeySource {
     /** The parameter marked {@code @IdempotencyKey}. */
     PARAMETER,

@@ -131,7 +131,7 @@ final class MethodResolution {
         keyInside = null;
         resourceMethod = isResourceMethod(beanClass, method);
         if (!resourceMethod && !isOnMessage(method)) {
-            // A key inside a parameter's type (I8): one level deep.
+            // A key inside a parameter's type: one level deep.
             Class<?>[] types = method.getParameterTypes();
             for (int i = 0; i < types.length; i++) {
                 if (!inspectable(types[i])) {
@@ -293,9 +293,9 @@ final class MethodResolution {
                 v -> GlobalSettings.claimMode(lookup.keyOf("claim"), v), global.claim());
     }
 
-    /** What is stored (I2, I4): the result's type can be written and read back, and every parameter fingerprinted. */
+    /** What is stored: the result's type can be written and read back, and every parameter fingerprinted. */
     private void checkStorable() {
-        // What is stored (I2, I4)
+        // What is stored
         returnType = method.getGenericReturnType();
         async = CompletionStage.class.isAssignableFrom(method.getReturnType());
         valueType = returnType;

@@ -17,7 +17,7 @@ import java.util.List;
  * @param keySource        where the key comes from
  * @param keyIndex         the index of the {@code @IdempotencyKey} parameter, or of the parameter whose type carries
  *                         the key, or -1
- * @param keyInside        the key's member inside that parameter (SPEC I8), or {@code null} when the parameter is the key
+ * @param keyInside        the key's member inside that parameter, or {@code null} when the parameter is the key
  * @param keepOn           exception types stored as {@code FAILED} and replayed
  * @param releaseOn        exception types that always release
  * @param policy           ttl, lease, wait
@@ -68,7 +68,7 @@ public record MethodSettings(
         return false;
     }
 
-    /** The key as the arguments carry it: the key parameter, or the key inside its parameter (SPEC I8). */
+    /** The key as the arguments carry it: the key parameter, or the key inside its parameter. */
     public Object keyOf(Object[] args) {
         Object argument = args[keyIndex];
         return keyInside == null ? argument : keyInside.read(argument);

@@ -25,10 +25,11 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * Resolves an {@code @Idempotent} method's settings at deployment (SPEC C2): for each member, the first of
- * {@code <fqcn>/<method>/Idempotent/<member>}, {@code <fqcn>/Idempotent/<member>},
- * {@code Idempotent/<member>}, the annotation's value, the global {@code idempotency.*} key. Every mistake
- * (I6) is reported with the method's name and the fix.
+ * Resolves an {@code @Idempotent} method's settings at deployment, the MicroProfile Fault Tolerance way: for each
+ * member, the first of {@code <fqcn>/<method>/Idempotent/<member>}, {@code <fqcn>/Idempotent/<member>},
+ * {@code Idempotent/<member>}, the annotation's value, the global {@code idempotency.*} key. Every mistake (no key
+ * source, two key parameters, a result that cannot be stored, a bad value) is reported with the method's name and
+ * the fix.
  */
 public final class MethodSettingsResolver {
 

@@ -18,7 +18,7 @@ import java.util.SortedMap;
 import java.util.SortedSet;
 
 /**
- * Whether JSON-B can write a type and read it back as an equal object (SPEC I2): concrete classes with a
+ * Whether JSON-B can write a type and read it back as an equal object: concrete classes with a
  * way to construct them, the collection and map interfaces with concrete element types, arrays, records,
  * enums. Not: {@code Object}, raw or wildcard types, type variables, other interfaces and abstract classes
  * (streams, iterators, I/O).

@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The loop every atomic claim runs (SPEC A2): the cache first; then, when no other call on this node is claiming or
+ * The loop every atomic claim runs: the cache first; then, when no other call on this node is claiming or
  * holding the key, one attempt by the caller that leads here; then, when another transaction holds the key, a retry, a
  * wait that holds no transaction and no connection, or the in-progress answer.
  */

@@ -22,7 +22,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The atomic claim (SPEC section 2a): the claim row, the operation's work and its answer are written in one
+ * The atomic claim: the claim row, the operation's work and its answer are written in one
  * transaction, whose owner a {@link HeldTransaction} names, and commit once. A duplicate's claim waits on the first
  * one's uncommitted row in the database; a duplicate on this node waits with no SQL and no connection.
  */
@@ -69,7 +69,7 @@ final class AtomicFlow implements ClaimFlow {
     }
 
     /**
-     * The atomic claim (SPEC section 2a): the claim row, the operation's transactional work and the stored
+     * The atomic claim: the claim row, the operation's transactional work and the stored
      * result are written in one transaction, the caller's or one begun around the call, and commit once.
      *
      * <ul>

@@ -21,7 +21,8 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The one engine behind every entry point: the state machine of SPEC section 2.
+ * The one engine behind every entry point: the states a key goes through ("The life of a key" in
+ * CONTRIBUTING.md).
  *
  * <ol>
  * <li>{@link #begin} claims the key in the store (its own short transaction), or answers with a replay
@@ -119,7 +120,7 @@ public final class IdempotencyEngine {
     }
 
     /**
-     * Renews the lease of every leased claim this node holds while its operation runs (SPEC L1): every third of
+     * Renews the lease of every leased claim this node holds while its operation runs: every third of
      * the lease, fenced by owner, version and status, until the claim is completed, failed or released, for at
      * most {@code limit} after the claim (and never past the record's time to live): a claim whose door never
      * settles it (a request that ended without a response filter) is not held for ever. A holder that died
@@ -237,7 +238,7 @@ public final class IdempotencyEngine {
     }
 
     /**
-     * The atomic claim (SPEC section 2a): the claim row, the operation's transactional work and the stored
+     * The atomic claim: the claim row, the operation's transactional work and the stored
      * result are written in one transaction, the caller's or one begun around the call, and commit once.
      *
      * <ul>
@@ -344,7 +345,7 @@ public final class IdempotencyEngine {
     // ------------------------------------------------------------------ the programmatic door's operations
 
     /**
-     * A sighting of an id ({@code IdempotencyManager.check}, SPEC M1): whether it was seen before (by any node),
+     * A sighting of an id ({@code IdempotencyManager.check}): whether it was seen before (by any node),
      * when it was last seen, and "seen now" recorded. Stored state: the first sighting claims a record in the store,
      * later ones move its {@code lastSeen}; a known id is answered from the cache with no SQL, the store learning
      * the sighting behind ({@link #recordSightingsWith}). Observed as an execution (first) or a replay (later).

@@ -1,6 +1,6 @@
 package dev.idempotency.core;
 
-/** The syntax of a key (SPEC H3): 1 to the configured maximum of printable ASCII characters. */
+/** The syntax of a key: 1 to the configured maximum of printable ASCII characters. */
 public final class KeyRules {
 
     private KeyRules() {

@@ -16,8 +16,9 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Renews the leases of this node's running leased claims (SPEC L1): every third of the lease, fenced by owner, version
- * and status, until the claim is settled, for at most a limit after the claim and never past the record's time to live.
+ * Renews the leases of this node's running leased claims, so that a live holder never loses its claim: every third of
+ * the lease, fenced by owner, version and status, until the claim is settled, for at most a limit after the claim and
+ * never past the record's time to live.
  */
 final class LeaseHeartbeats {
 

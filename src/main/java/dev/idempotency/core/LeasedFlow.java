@@ -24,9 +24,9 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The leased claim (SPEC rules 1 to 7): the claim is committed on its own before the operation runs, held by a lease
- * that {@link LeaseHeartbeats} renews, and settled afterwards by a completion (inside the caller's transaction when
- * there is one), a kept failure or a release.
+ * The leased claim ("The life of a key" in CONTRIBUTING.md): the claim is committed on its own before the operation
+ * runs, held by a lease that {@link LeaseHeartbeats} renews, and settled afterwards by a completion (inside the
+ * caller's transaction when there is one), a kept failure or a release.
  */
 final class LeasedFlow implements ClaimFlow {
 

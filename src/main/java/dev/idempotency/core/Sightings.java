@@ -23,7 +23,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * "Seen" and "last seen" of ids (SPEC M1, {@code IdempotencyManager.check}), as stored state: an id's first
+ * "Seen" and "last seen" of ids ({@code IdempotencyManager.check}), as stored state: an id's first
  * sighting claims a record for it in the store (the judge of "new", as for every key), and every later sighting
  * moves the record's {@code lastSeen}.
  *

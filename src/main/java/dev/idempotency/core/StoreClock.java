@@ -15,7 +15,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The one clock every node shares (SPEC L2): the store's, read with {@link IdempotencyStore#currentTime()}
+ * The one clock every node shares: the store's, read with {@link IdempotencyStore#currentTime()}
  * and carried forward between readings by this JVM's monotonic {@link System#nanoTime()}, so that neither a
  * node's wrong wall clock nor a jump of it (NTP stepping it) moves leases or expiry. A reading is taken at
  * start and then every {@code resync}; its error is half the round trip to the database (well under a

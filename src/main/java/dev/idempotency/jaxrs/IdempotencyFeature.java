@@ -16,7 +16,7 @@ import java.lang.reflect.Method;
 
 /**
  * Binds the {@code Idempotency-Key} filter to the {@code @Idempotent} resource methods (on the method or its
- * class), and to nothing else: other resources pay nothing, their bodies are not buffered (SPEC H1).
+ * class), and to nothing else: other resources pay nothing, their bodies are not buffered.
  * Discovered as a {@code @Provider} and through {@code META-INF/services/jakarta.ws.rs.ext.Providers}:
  * an application registers nothing.
  */

@@ -38,7 +38,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The {@code Idempotency-Key} door for one resource method (SPEC section 3): registered by
+ * The {@code Idempotency-Key} door for one resource method (the guide's HTTP page, docs/http.adoc): registered by
  * {@link IdempotencyFeature} only on {@code @Idempotent} resource methods, with that method's settings.
  *
  * <ul>
@@ -106,7 +106,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 return;
             }
         } else if (!method.http().keyFrom().isEmpty()) {
-            // SPEC H16: the key from a body field, when the client sent no header (or the header is not looked at).
+            // The key from a body field, when the client sent no header (or the header is not looked at).
             body = body(request);
             if (body == null) {
                 return; // 413
@@ -155,7 +155,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         if (method.http().fingerprintFields().isEmpty()) {
             fingerprint.add(body);
         } else {
-            // SPEC H16: only the chosen fields, so that a retry that differs elsewhere (a timestamp, a nonce) is the same request.
+            // Only the chosen fields, so that a retry that differs elsewhere (a timestamp, a nonce) is the same request.
             json = json != null ? json : JsonBody.parse(body);
             if (json == null) {
                 reject(request, false, "its body is not JSON", Problems.bodyInvalid());
@@ -206,7 +206,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     }
 
     /**
-     * The principal part of the key (SPEC H9, H15): the authenticated caller's, else what the method's anonymous policy
+     * The principal part of the key: the authenticated caller's, else what the method's anonymous policy
      * says: the shared {@code anonymous}, the client header's {@code anonymous:<id>}, or {@code null} after aborting
      * the request ({@code 401}, or {@code 400} for a malformed client header).
      */
@@ -452,8 +452,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             context.proceed();
             return;
         }
-        // Atomic: the answer commits the transaction, and only then are the same bytes sent (SPEC A4). Leased: the
-        // response is sent whether or not it could be stored (the operation ran and committed).
+        // Atomic: the answer commits the transaction, and only then are the same bytes sent (the first client and every
+        // replay get identical bodies). Leased: the response is sent whether or not it could be stored (the operation
+        // ran and committed).
         if (!take(context::getProperty, context::removeProperty)) {
             context.proceed();
             return;
@@ -574,7 +575,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             .ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.ENGLISH).withZone(java.time.ZoneOffset.UTC);
 
     /**
-     * SPEC H17, when {@code idempotency.expiry-header} names a header: until when the key is remembered (the record's
+     * When {@code idempotency.expiry-header} names a header: until when the key is remembered (the record's
      * expiry, rounded down to the second), on a response that is kept and on its replays.
      */
     private void expiry(MultivaluedMap<String, Object> headers, java.time.Instant expiresAt) {

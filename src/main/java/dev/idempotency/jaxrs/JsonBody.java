@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.TreeMap;
 
 /**
- * A request body read as JSON (SPEC H16), for a key in a body field ({@code keyFrom}) and a fingerprint of chosen
+ * A request body read as JSON, for a key in a body field ({@code keyFrom}) and a fingerprint of chosen
  * fields ({@code fingerprintFields}): JSON-P, the JSON Pointers compiled once per resource method.
  */
 final class JsonBody {

@@ -34,7 +34,7 @@ final class Problems {
                 "This operation requires an " + header + " request header: a unique key per operation, reused on every retry.", null);
     }
 
-    /** SPEC H16: no header, and no key in the body's field either. */
+    /** A key that may come from the body: no header, and no key in the body's field either. */
     static Response keyMissing(String header, String field) {
         return problem(400, KEY_MISSING, "Idempotency key missing",
                 "This operation requires an idempotency key" + (header == null ? "" : ": an " + header + " request header or")
@@ -46,7 +46,7 @@ final class Problems {
                 "The body's field " + field + " " + problem + ". Send a string of 1 to 255 printable ASCII characters.", null);
     }
 
-    /** SPEC H16: the body is read as JSON (its key or its fingerprint fields) and is not JSON. */
+    /** The body is read as JSON (its key or its fingerprint fields) and is not JSON. */
     static Response bodyInvalid() {
         return problem(400, BODY_INVALID, "Request body invalid",
                 "This operation reads its idempotency key or fingerprint from a JSON body, and the body is not JSON. "
@@ -69,7 +69,7 @@ final class Problems {
                 "The " + header + " header " + problem + ". Send one value of 1 to 255 printable ASCII characters.", null);
     }
 
-    /** SPEC H15: a keyed request without a principal where anonymous keys are rejected or need a client header. */
+    /** A keyed request without a principal where anonymous keys are rejected or need a client header. */
     static Response unauthenticated(String clientHeader, String challenge) {
         return challenged(problem(401, UNAUTHENTICATED, "Authentication required for idempotency keys",
                 clientHeader == null

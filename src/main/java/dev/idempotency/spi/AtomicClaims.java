@@ -5,10 +5,10 @@ import dev.idempotency.IdempotencyStoreException;
 import java.time.Duration;
 
 /**
- * An optional capability of a transactional store: claims written inside the caller's active transaction
- * (SPEC section 2a). The claim row, the operation's work and the completion
- * ({@link IdempotencyStore#complete} with {@link Completion#joinTransaction()}) then commit together, once; a
- * rollback or a crash before that commit leaves no trace. A store without it gets leased claims only.
+ * An optional capability of a transactional store: claims written inside the caller's active transaction (the atomic
+ * claim; see the guide's Claims page, docs/claims.adoc). The claim row, the operation's work and the completion
+ * ({@link IdempotencyStore#complete} with {@link Completion#joinTransaction()}) then commit together, once; a rollback
+ * or a crash before that commit leaves no trace. A store without it gets leased claims only.
  */
 public interface AtomicClaims {
 

@@ -1,8 +1,9 @@
 package dev.idempotency.spi;
 
 /**
- * The decision every store makes, under its lock, when a record already exists for the key being claimed
- * (SPEC section 2, rules 1, 7 and 8). Stores call it so that they all judge alike.
+ * The decision every store makes, under its lock, when a record already exists for the key being claimed (claim it
+ * afresh, take it over, or leave it: "The life of a key" in CONTRIBUTING.md). Stores call it so that they all judge
+ * alike.
  */
 public final class ClaimRules {
 

@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * Which records a management deletion ({@link StoreManagement#delete}) removes. Whatever it selects, a claim
- * whose lease is still alive is never deleted (SPEC L3): its holder is running the operation, and a deleted
+ * whose lease is still alive is never deleted: its holder is running the operation, and a deleted
  * claim would let a third caller run it again.
  */
 public sealed interface Deletion {

@@ -53,10 +53,10 @@ public interface IdempotencyStore {
     boolean release(Ticket ticket, Instant now);
 
     /**
-     * Renews the lease of a claim whose operation still runs (SPEC L1), in a transaction of its own: sets
-     * {@code leaseUntil} when the record is still in progress and held by the ticket (same owner and version),
-     * and returns whether it did. A store that cannot renew throws {@link UnsupportedOperationException}; its
-     * leased calls must then finish within their lease.
+     * Renews the lease of a claim whose operation still runs, so that a live holder never loses its claim, in a
+     * transaction of its own: sets {@code leaseUntil} when the record is still in progress and held by the ticket
+     * (same owner and version), and returns whether it did. A store that cannot renew throws
+     * {@link UnsupportedOperationException}; its leased calls must then finish within their lease.
      *
      * @param ticket     the claim's owner and version
      * @param leaseUntil the new end of the lease
@@ -68,9 +68,10 @@ public interface IdempotencyStore {
     }
 
     /**
-     * The store's own time, the clock every node shares for leases and expiry (SPEC L2): a database's
-     * {@code CURRENT_TIMESTAMP}. A store whose time is each node's own throws
-     * {@link UnsupportedOperationException} (the default); nodes then need synchronised clocks.
+     * The store's own time, the clock every node shares for leases and expiry, so that a node whose own clock is wrong
+     * can neither take over a live claim nor expire a finished record early: a database's {@code CURRENT_TIMESTAMP}. A
+     * store whose time is each node's own throws {@link UnsupportedOperationException} (the default); nodes then need
+     * synchronised clocks.
      *
      * @return the store's current time
      * @throws UnsupportedOperationException when the store has no time of its own (the default)

@@ -63,10 +63,10 @@ public record ScopedKey(String namespace, String principal, String key) {
     public static final String ANONYMOUS = "anonymous";
 
     /**
-     * The principal part of a caller's keys (SPEC H9), the one rule for every door: {@code ""} when keys are not
-     * scoped per caller, {@value #ANONYMOUS} when there is no authenticated caller (no principal, or one without
-     * a name), else {@link #principal(String) its name as stored}, {@link #authenticated(String) escaped} when it could
-     * be taken for an anonymous scope.
+     * The principal part of a caller's keys (one caller's key never answers another's), the one rule for every door:
+     * {@code ""} when keys are not scoped per caller, {@value #ANONYMOUS} when there is no authenticated caller (no
+     * principal, or one without a name), else {@link #principal(String) its name as stored},
+     * {@link #authenticated(String) escaped} when it could be taken for an anonymous scope.
      *
      * @param caller          the authenticated caller, or {@code null}
      * @param scopedPerCaller whether keys are scoped per caller

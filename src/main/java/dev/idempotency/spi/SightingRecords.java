@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * An optional capability of a store: it records when ids were last seen ({@code IdempotencyManager.check}'s "last
- * seen", SPEC M1), so that every node and every cache mode read the same time. A store without it serves everything
+ * seen"), so that every node and every cache mode read the same time. A store without it serves everything
  * else, and "last seen" then lives in the cache only.
  */
 public interface SightingRecords {

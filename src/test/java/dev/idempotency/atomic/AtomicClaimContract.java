@@ -43,7 +43,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Atomic claims (SPEC section 2a) through the engine and the JPA store, with a real JTA stack (Narayana, an
+ * Atomic claims through the engine and the JPA store, with a real JTA stack (Narayana, an
  * Agroal pool enlisting in it, Hibernate): one transaction for the claim, the business write and the stored
  * result; duplicates that wait for it or are told it is in progress; rollbacks and a killed JVM that leave
  * no trace. Run on H2, PostgreSQL and MariaDB by the subclasses.

@@ -31,8 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * SPEC S4 on one node: the JPA store on H2 with a cache of the node's own in front (each subclass's kind). Statements
- * are counted with Hibernate's statistics: a duplicate of a finished key runs none.
+ * The cache in front of the store, on one node: the JPA store on H2 with a cache of the node's own in front (each
+ * subclass's kind). Statements are counted with Hibernate's statistics: a duplicate of a finished key runs none.
  */
 abstract class CacheFrontContract {
 
@@ -161,7 +161,7 @@ abstract class CacheFrontContract {
         assertThat(engine.begin(key, "fp", null, POLICY)).isInstanceOf(Decision.Proceed.class);
     }
 
-    /** SPEC L3 with S4: a deleted record leaves the (filled) cache; its key then runs again. */
+    /** A deleted record leaves the (filled) cache; its key then runs again. */
     @Test
     void aDeletedRecordLeavesTheCache() {
         ScopedKey key = new ScopedKey("cache", "anonymous", "k6");

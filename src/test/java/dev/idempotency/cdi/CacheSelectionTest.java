@@ -21,8 +21,8 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SPEC S4: by default the library's own cache of the JVM (no cache manager); the application's own cache manager (a CDI
- * bean) wins over it; mode none has no cache.
+ * The cache in front of the store: by default the library's own cache of the JVM (no cache manager); the application's
+ * own cache manager (a CDI bean) wins over it; mode none has no cache.
  */
 class CacheSelectionTest {
 

@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** SPEC I5: a duplicate while the first call runs is rejected with a retry-after, or waits and replays. */
+/** A duplicate while the first call runs is rejected with a retry-after, or waits and replays. */
 @EnableWeld
 class ConcurrentDuplicatesTest {
 

@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SPEC C2: {@code <fqcn>/<method>/Idempotent/<member>}, then {@code <fqcn>/Idempotent/<member>}, then
- * {@code Idempotent/<member>}, then the annotation, then {@code idempotency.*}; {@code enabled=false} at each level.
+ * Per-method overrides, the MicroProfile Fault Tolerance way: {@code <fqcn>/<method>/Idempotent/<member>}, then
+ * {@code <fqcn>/Idempotent/<member>}, then {@code Idempotent/<member>}, then the annotation, then
+ * {@code idempotency.*}; {@code enabled=false} at each level.
  */
 class ConfigOverridesTest {
 

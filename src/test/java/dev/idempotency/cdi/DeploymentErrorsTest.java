@@ -19,7 +19,7 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-/** SPEC I6 and C3: every misuse fails the deployment, with a message naming the method (or key) and the fix. */
+/** Every misuse and every bad configuration value fails the deployment, with a message naming the method (or key) and the fix. */
 class DeploymentErrorsTest {
 
     @ApplicationScoped

@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** SPEC I3: an exception releases the key by default; keepOn keeps it (rethrown on replay); releaseOn overrides. */
+/** An exception releases the key by default; keepOn keeps it (rethrown on replay); releaseOn overrides. */
 @EnableWeld
 class FailureOutcomesTest {
 

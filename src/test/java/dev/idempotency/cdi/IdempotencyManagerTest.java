@@ -55,7 +55,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * SPEC section 5, a test per rule, on the JPA store (H2) with the cache in front; M9 with two nodes (two
+ * The programmatic API, a test per behaviour, on the JPA store (H2) with the cache in front; the same on two nodes (two
  * containers, each with its own cache manager, in one JGroups cluster on loopback, sharing the database).
  */
 class IdempotencyManagerTest {
@@ -288,7 +288,7 @@ class IdempotencyManagerTest {
         return c.select(IdempotencyManager.class).get();
     }
 
-    /** SPEC H9 for the programmatic API: one caller's ids never answer another's, unless scoping is switched off. */
+    /** Keys per caller for the programmatic API too: one caller's ids never answer another's, unless scoping is switched off. */
     @Test
     void managerKeysAreScopedPerCallerLikeTheAnnotations() {
         IdempotencyManager m = nodeWithCallers("scoped", Map.of());
@@ -353,7 +353,7 @@ class IdempotencyManagerTest {
         }
     }
 
-    /** SPEC H3 for the programmatic API too: the configured length, and a malformed id is counted like the doors'. */
+    /** The key syntax for the programmatic API too: the configured length, and a malformed id is counted like the doors'. */
     @Test
     void idsFollowTheConfiguredKeyRulesAndBadOnesAreCounted() {
         IdempotencyManager m = node("short-keys", Map.of("idempotency.max-key-length", "10"));

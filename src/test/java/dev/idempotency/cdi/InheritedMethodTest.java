@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Settings belong to (bean class, method): one inherited {@code @Idempotent} method on two bean classes, each
- * given its own namespace by configuration (SPEC C2, {@code <fqcn>/<method>/Idempotent/namespace}), is two
+ * given its own namespace by configuration ({@code <fqcn>/<method>/Idempotent/namespace}), is two
  * operations. Keyed by the method alone, both beans got the namespace of whichever was resolved last, and the
  * second bean replayed the first one's result.
  */

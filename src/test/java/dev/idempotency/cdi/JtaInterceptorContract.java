@@ -39,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The whole CDI path with a real transaction manager: Weld SE, Narayana's {@code @Transactional}
  * interceptors, an Agroal pool enlisting in JTA, and the library's JPA store on Hibernate, created by the
  * library from the application's {@code @ForIdempotency DataSource}. The {@code @Idempotent} interceptor
- * runs inside {@code @Transactional} (SPEC I7), so the completion joins the business transaction (rule 2).
+ * runs inside {@code @Transactional}, so the completion joins the business transaction.
  */
 abstract class JtaInterceptorContract {
 

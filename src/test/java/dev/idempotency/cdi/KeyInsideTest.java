@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** SPEC I8: the key inside the command (a record component, a field, a getter of a parameter's type). */
+/** The key inside the command (a record component, a field, a getter of a parameter's type). */
 @EnableWeld
 class KeyInsideTest {
 

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * SPEC I1 for listeners: on {@code onMessage(Message)} the key is the JMS message id, so a redelivery is a
+ * The key of a message listener: on {@code onMessage(Message)} the key is the JMS message id, so a redelivery is a
  * duplicate. (The message here is a stand-in built with a dynamic proxy; the message-driven bean in a real
  * broker is tested in the servers.)
  */

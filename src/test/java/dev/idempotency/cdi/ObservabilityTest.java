@@ -43,7 +43,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** SPEC E2: counters and timers per namespace, and CDI events (synchronous and asynchronous). */
+/** Counters and timers per namespace, and CDI events (synchronous and asynchronous). */
 class ObservabilityTest {
 
     static final FakeClock CLOCK = new FakeClock();

@@ -39,7 +39,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * SPEC E3: the counters and timers reach OpenTelemetry through the {@code OpenTelemetry} bean (as MicroProfile
+ * The counters and timers reach OpenTelemetry through the {@code OpenTelemetry} bean (as MicroProfile
  * Telemetry 2 provides it), with the attribute {@code namespace} and never a key; the current span carries the
  * decision, and a replay or a rejection is an event on it. The real OpenTelemetry SDK, with its in-memory reader and
  * exporter.

@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** SPEC S3: expired records are purged on a schedule, in bounded batches. */
+/** Expired records are purged on a schedule, in bounded batches. */
 class PurgeScheduleTest {
 
     static final FakeClock CLOCK = new FakeClock();

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** SPEC I1, I2, I4: keys from parameters, values stored with JSON-B and replayed equal, void de-duplicated. */
+/** Keys from parameters, values stored with JSON-B and replayed equal, void de-duplicated, a CompletionStage kept when it completes. */
 @EnableWeld
 class ReturnValueReplayTest {
 

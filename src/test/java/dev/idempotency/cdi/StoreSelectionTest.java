@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-/** SPEC S5 and the store configuration: the application's store wins; memory; a JPA unit in Java SE. */
+/** The store configuration: the application's store wins; memory; a JPA unit in Java SE. */
 class StoreSelectionTest {
 
     @ApplicationScoped

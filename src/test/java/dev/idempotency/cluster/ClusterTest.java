@@ -19,8 +19,9 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SPEC S4, rule 6 across nodes and rule 7 with a real crash: nodes in separate JVMs sharing the local
- * PostgreSQL, each with its own Infinispan cache manager, in one JGroups TCP cluster on loopback.
+ * The clustered cache, duplicates of a running call across nodes (woken by an answer stored on another node) and the
+ * take-over of a crashed node's claim: nodes in separate JVMs sharing the local PostgreSQL, each with its own
+ * Infinispan cache manager, in one JGroups TCP cluster on loopback.
  */
 class ClusterTest {
 

@@ -23,10 +23,11 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SPEC S4 and S6 with {@code idempotency.cache.mode=remote}: two Infinispan Server nodes (started from Maven Central's
- * server runtime, each in a JVM of its own) and four application nodes (JVMs of their own: the JPA store on the local
- * PostgreSQL, Narayana, the library's Hot Rod cache, created distributed with two owners). The store judges "new"; the
- * servers answer finished keys and carry the wake-ups. Servers are killed with SIGKILL.
+ * The cache on an Infinispan Server cluster, {@code idempotency.cache.mode=remote}: two Infinispan Server nodes
+ * (started from Maven Central's server runtime, each in a JVM of its own) and four application nodes (JVMs of their
+ * own: the JPA store on the local PostgreSQL, Narayana, the library's Hot Rod cache, created distributed with two
+ * owners). The store judges "new"; the servers answer finished keys and carry the wake-ups. Servers are killed with
+ * SIGKILL.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

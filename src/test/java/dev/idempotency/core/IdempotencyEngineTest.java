@@ -26,7 +26,7 @@ import java.util.function.Consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** SPEC section 2, rule by rule, on the engine with a fake clock and the in-memory store. */
+/** The states a key goes through ("The life of a key" in CONTRIBUTING.md), step by step, on the engine with a fake clock and the in-memory store. */
 class IdempotencyEngineTest {
 
     static final Duration TTL = Duration.ofHours(24);
@@ -53,7 +53,7 @@ class IdempotencyEngineTest {
     }
 
     @Test
-    @DisplayName("SPEC L1: a lease is renewed for at most idempotency.lease-renewal-limit; a claim its door never settles is then taken over")
+    @DisplayName("a lease is renewed for at most idempotency.lease-renewal-limit; a claim its door never settles is then taken over")
     void renewalStopsAtItsLimit() throws Exception {
         Policy oneSecond = new Policy(TTL, Duration.ofSeconds(1), false, Duration.ZERO);
         java.util.concurrent.ScheduledExecutorService heartbeats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();

@@ -13,7 +13,7 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * JSON request bodies read by JSON Pointer ({@code dev.idempotency.jaxrs.JsonBody}, SPEC H16: {@code keyFrom} and
+ * JSON request bodies read by JSON Pointer ({@code dev.idempotency.jaxrs.JsonBody}, for {@code keyFrom} and
  * {@code fingerprintFields}). Input: the pointer, a newline, the body. The contract: a pointer the deployment check
  * ({@code MethodSettingsResolver.jsonPointer}) accepts compiles, one it refuses is an IllegalArgumentException naming
  * the member (which deployment turns into a configuration error); any body parses to JSON or to {@code null} (the

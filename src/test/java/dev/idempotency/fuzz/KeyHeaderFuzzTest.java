@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The {@code Idempotency-Key} header as the HTTP filter reads it (SPEC H3): the value stripped and unquoted
+ * The {@code Idempotency-Key} header as the HTTP filter reads it: the value stripped and unquoted
  * ({@code IdempotencyHttpFilter.unquote}: a structured-field string or a bare token), then {@link KeyRules#problem}
  * against the configured maximum; the anonymous client-id header goes through the same rules. The contract: a key
  * is accepted exactly when it is 1 to the maximum printable ASCII characters; a refusal is one of KeyRules' three

@@ -157,7 +157,7 @@ class GaleraStoreTest {
             CountDownLatch go = new CountDownLatch(1);
             for (int r = 0; r < 32; r++) {
                 int node = r % 3 + 1;
-                // Half wait for the first call's answer, half are told "in progress" (both are SPEC answers).
+                // Half wait for the first call's answer, half are told "in progress" (either is a right answer).
                 Policy policy = r % 2 == 0 ? WAIT : REJECT;
                 futures.add(pool.submit(() -> {
                     go.await();

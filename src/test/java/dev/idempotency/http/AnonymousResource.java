@@ -10,7 +10,7 @@ import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.SecurityContext;
 
-/** SPEC H15: one resource method per anonymous policy; each answers who ran it and how often anything ran. */
+/** Anonymous callers: one resource method per anonymous policy; each answers who ran it and how often anything ran. */
 @Path("/anonymous")
 @RequestScoped
 @Produces(MediaType.TEXT_PLAIN)
@@ -45,7 +45,7 @@ public class AnonymousResource {
         return ran();
     }
 
-    /** {@code allow} here; the test's configuration says {@code reject} for this method (SPEC C2). */
+    /** {@code allow} here; the test's configuration says {@code reject} for this method (a per-method override). */
     @POST
     @Path("configured")
     @Idempotent(anonymous = "allow")

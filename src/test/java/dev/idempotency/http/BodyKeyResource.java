@@ -9,7 +9,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 
-/** SPEC H16: keys from a JSON body field, fingerprints of chosen fields. Each answers how often anything ran. */
+/** Keys from a JSON body field, fingerprints of chosen fields. Each answers how often anything ran. */
 @Path("/orders")
 @RequestScoped
 @Consumes(MediaType.WILDCARD)

@@ -15,8 +15,8 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 
 /**
- * SPEC I8 over HTTP: the resource is not {@code @Idempotent}; it hands the JSON body, a command that carries its own
- * key, to an {@code @Idempotent} service (the interceptor door).
+ * A key inside the command, over HTTP: the resource is not {@code @Idempotent}; it hands the JSON body, a command that
+ * carries its own key, to an {@code @Idempotent} service (the interceptor door).
  */
 @Path("/commands")
 @RequestScoped

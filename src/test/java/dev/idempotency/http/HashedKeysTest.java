@@ -28,8 +28,9 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SPEC S7, {@code idempotency.store-keys=hashed}: the three doors (the HTTP filter, the interceptor, the manager) behave
- * as with plain keys, and neither the table nor the export file holds a client's key or a caller's name.
+ * Keys hashed at rest, {@code idempotency.store-keys=hashed}: the three doors (the HTTP filter, the interceptor, the
+ * manager) behave as with plain keys, and neither the table nor the export file holds a client's key or a caller's
+ * name.
  */
 class HashedKeysTest extends OneServerTest {
 
@@ -72,7 +73,7 @@ class HashedKeysTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("S7: every door answers as with plain keys; the table and the export hold digests, no key and no principal; an export imports back")
+    @DisplayName("every door answers as with plain keys; the table and the export hold digests, no key and no principal; an export imports back")
     void theDoorsWorkAndNothingRawIsKept(@TempDir Path dir) throws Exception {
         String key = "pay-" + UUID.randomUUID();
         String orderId = "order-" + UUID.randomUUID();

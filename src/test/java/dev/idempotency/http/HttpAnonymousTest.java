@@ -11,7 +11,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** SPEC H15: keyed requests without a principal, per the method's anonymous policy (allow, reject, a client header). */
+/** Keyed requests without a principal, per the method's anonymous policy (allow, reject, a client header). */
 class HttpAnonymousTest extends OneServerTest {
 
     @BeforeAll
@@ -135,7 +135,7 @@ class HttpAnonymousTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("C2: <fqcn>/<method>/Idempotent/anonymous=reject overrides the annotation's allow")
+    @DisplayName("a per-method override: <fqcn>/<method>/Idempotent/anonymous=reject overrides the annotation's allow")
     void configurationOverridesTheAnnotation() throws Exception {
         assertProblem(post("configured", UUID.randomUUID().toString()), 401, "unauthenticated");
         assertThat(Counters.executions).hasValue(0);

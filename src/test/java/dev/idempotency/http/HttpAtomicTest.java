@@ -14,7 +14,7 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Atomic claims over HTTP (SPEC A1, A3, A4): the request filter begins the transaction, the resource's
+ * Atomic claims over HTTP: the request filter begins the transaction, the resource's
  * business write joins it, the entity is written to bytes by the application's writer, the response is
  * stored, and the transaction commits before those bytes are sent.
  */
@@ -35,7 +35,7 @@ class HttpAtomicTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("A4: the first client and every replay get identical bytes; one business row, one record")
+    @DisplayName("the first client and every replay get identical bytes; one business row, one record")
     void identicalBytes() throws Exception {
         long before = rows("select count(*) from test_payment");
         String key = UUID.randomUUID().toString();
@@ -52,7 +52,7 @@ class HttpAtomicTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("A3: a 5xx answer rolls back the business write and the claim: the retry runs at once")
+    @DisplayName("a 5xx answer rolls back the business write and the claim: the retry runs at once")
     void serverErrorLeavesNothing() throws Exception {
         long before = rows("select count(*) from test_payment");
         long records = rows("select count(*) from idempotency_record");
@@ -121,7 +121,7 @@ class HttpAtomicTest extends OneServerTest {
      * and the thread would carry the transaction into the next request it serves.
      */
     @Test
-    @DisplayName("A7: an unmapped exception rolls back the request's transaction: nothing kept, the retry runs at once")
+    @DisplayName("an unmapped exception rolls back the request's transaction: nothing kept, the retry runs at once")
     void unmappedExceptionEndsTheTransaction() throws Exception {
         leavesNothingOpen(key -> post("ledger?throw=true", key));
     }
@@ -164,7 +164,7 @@ class HttpAtomicTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("H8 with atomic claims: a kept 4xx commits its work and is replayed")
+    @DisplayName("with atomic claims, a kept 4xx commits its work and is replayed")
     void keptClientError() throws Exception {
         long before = rows("select count(*) from test_payment");
         String key = UUID.randomUUID().toString();

@@ -11,7 +11,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** SPEC H16: the key from a JSON body field (header first, or body only), fingerprints of chosen fields, 400s for bad bodies. */
+/** The key from a JSON body field (header first, or body only), fingerprints of chosen fields, 400s for bad bodies. */
 class HttpBodyKeyTest extends OneServerTest {
 
     @BeforeAll

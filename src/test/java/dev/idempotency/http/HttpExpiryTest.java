@@ -16,7 +16,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** SPEC H17: with idempotency.expiry-header set, kept responses and their replays say until when the key is remembered. */
+/** With idempotency.expiry-header set, kept responses and their replays say until when the key is remembered. */
 class HttpExpiryTest extends OneServerTest {
 
     static final String HEADER = "Idempotency-Key-Expires";
@@ -38,7 +38,7 @@ class HttpExpiryTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("H17: the first response and its replay carry the key's expiry (claim + ttl, an HTTP-date); the replay's is the same")
+    @DisplayName("the first response and its replay carry the key's expiry (claim + ttl, an HTTP-date); the replay's is the same")
     void keptResponsesAndReplaysSayWhenTheKeyExpires() throws Exception {
         String k = UUID.randomUUID().toString();
         Instant before = Instant.now().truncatedTo(ChronoUnit.SECONDS);
@@ -54,7 +54,7 @@ class HttpExpiryTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("H17: a kept 4xx says it too; a released 5xx, a reuse (422) and a missing key (400) do not: nothing is remembered for them")
+    @DisplayName("a kept 4xx says it too; a released 5xx, a reuse (422) and a missing key (400) do not: nothing is remembered for them")
     void onlyWhatIsKeptCarriesIt() throws Exception {
         HttpResponse<String> kept = post("payments/outcome?status=404", UUID.randomUUID().toString(), "");
         assertThat(kept.statusCode()).isEqualTo(404);

@@ -2,7 +2,7 @@ package dev.idempotency.http;
 
 import java.util.Map;
 
-/** SPEC section 3 with leased claims ({@code idempotency.claim=leased}): every rule as before atomic claims; the assertions are in HttpIdempotencyTest. */
+/** The {@code Idempotency-Key} header with leased claims ({@code idempotency.claim=leased}): every behaviour as before atomic claims; the assertions are in HttpIdempotencyTest. */
 class HttpIdempotencyLeasedTest extends HttpIdempotencyTest {
 
     @Override

@@ -21,8 +21,8 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SPEC section 3 over real HTTP: JDK HttpClient against RESTEasy on Undertow with Weld, the library's JPA
- * store on H2 with Narayana JTA. One test (or more) per rule.
+ * The {@code Idempotency-Key} header (the guide's HTTP page, docs/http.adoc) over real HTTP: JDK HttpClient against
+ * RESTEasy on Undertow with Weld, the library's JPA store on H2 with Narayana JTA. One test (or more) per behaviour.
  */
 @org.junit.jupiter.api.TestInstance(org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS)
 class HttpIdempotencyTest {
@@ -160,7 +160,7 @@ class HttpIdempotencyTest {
         assertThat(Counters.executions).hasValue(2);
     }
 
-    // ------------------------------------------------------------------------------------------ H2, H3
+    // --------------------------------------------------------------------- the key: missing, malformed
 
     @Test
     @DisplayName("H2: no key where one is required: 400 problem+json, nothing runs")
@@ -177,7 +177,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H3: empty, 256-character and non-ASCII keys: 400 problem+json, nothing runs")
+    @DisplayName("empty, 256-character and non-ASCII keys: 400 problem+json, nothing runs")
     void malformedKeys() throws Exception {
         assertProblem(send(post("payments", "", BODY)), 400, "key-invalid");
         assertProblem(send(post("payments", "k".repeat(256), BODY)), 400, "key-invalid");
@@ -188,7 +188,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H3: the draft's structured-field string (\"key\") is the same key as the bare token")
+    @DisplayName("the draft's structured-field string (\"key\") is the same key as the bare token")
     void quotedKey() throws Exception {
         String k = key();
         HttpResponse<String> first = send(post("payments", "\"" + k + "\"", BODY));
@@ -197,10 +197,10 @@ class HttpIdempotencyTest {
         assertThat(Counters.executions).hasValue(1);
     }
 
-    // -------------------------------------------------------------------------------------------- H4, H5
+    // ----------------------------------------------------------------------- first request and its retry
 
     @Test
-    @DisplayName("H4/H5: the retry gets the same status, body bytes and Location, marked replayed; nothing runs again")
+    @DisplayName("the retry gets the same status, body bytes and Location, marked replayed; nothing runs again")
     void replay() throws Exception {
         String k = key();
         HttpResponse<byte[]> first = server.sendForBytes(post("payments", k, BODY).build());
@@ -217,7 +217,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H14: the resource is a CDI bean under the @Idempotent interceptor too, and the key is claimed once")
+    @DisplayName("the resource is a CDI bean under the @Idempotent interceptor too, and the key is claimed once")
     void claimedOnce() throws Exception {
         String k = key();
         assertThat(send(post("payments", k, BODY)).statusCode()).isEqualTo(201);
@@ -225,10 +225,10 @@ class HttpIdempotencyTest {
         assertThat(TestDatabase.H2.count("select count(*) from idempotency_record where idem_key = '" + k + "'")).isEqualTo(1);
     }
 
-    // ------------------------------------------------------------------------------------------------ H6
+    // ---------------------------------------------------------------------- another request with the key
 
     @Test
-    @DisplayName("H6: the same key on the same operation with another body, path or query: 422 problem+json, nothing runs")
+    @DisplayName("the same key on the same operation with another body, path or query: 422 problem+json, nothing runs")
     void keyReused() throws Exception {
         String k = key();
         send(post("payments", k, BODY));
@@ -244,10 +244,10 @@ class HttpIdempotencyTest {
         assertThat(Counters.executions).hasValue(2);
     }
 
-    // ------------------------------------------------------------------------------------------------ H7
+    // ----------------------------------------------------------------------------- concurrent duplicates
 
     @Test
-    @DisplayName("H7: 32 concurrent requests with one key: one execution, every other one 409 with Retry-After")
+    @DisplayName("32 concurrent requests with one key: one execution, every other one 409 with Retry-After")
     void concurrentReject() throws Exception {
         String k = key();
         List<CompletableFuture<HttpResponse<String>>> responses = new ArrayList<>();
@@ -279,7 +279,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H7: in wait mode, 32 concurrent requests: one execution, 31 replays of its response")
+    @DisplayName("in wait mode, 32 concurrent requests: one execution, 31 replays of its response")
     void concurrentWait() throws Exception {
         String k = key();
         List<CompletableFuture<HttpResponse<String>>> responses = new ArrayList<>();
@@ -315,10 +315,10 @@ class HttpIdempotencyTest {
         assertThat(Counters.executions).hasValue(1);
     }
 
-    // ------------------------------------------------------------------------------------------------ H8
+    // ------------------------------------------------------------------------ outcomes kept and released
 
     @Test
-    @DisplayName("H8: a 500 releases the key and the retry runs again")
+    @DisplayName("a 500 releases the key and the retry runs again")
     void serverErrorReleases() throws Exception {
         String k = key();
         assertThat(send(post("payments/outcome?status=500", k, "")).statusCode()).isEqualTo(500);
@@ -328,7 +328,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H8: an exception releases the key and the retry runs again")
+    @DisplayName("an exception releases the key and the retry runs again")
     void exceptionReleases() throws Exception {
         String k = key();
         assertThat(send(post("payments/outcome?status=200&throw=true", k, "")).statusCode()).isEqualTo(500);
@@ -337,7 +337,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H8: a 4xx is kept and replayed")
+    @DisplayName("a 4xx is kept and replayed")
     void clientErrorKept() throws Exception {
         String k = key();
         assertThat(send(post("payments/outcome?status=404", k, "")).statusCode()).isEqualTo(404);
@@ -348,10 +348,10 @@ class HttpIdempotencyTest {
         assertThat(Counters.executions).hasValue(1);
     }
 
-    // ------------------------------------------------------------------------------------------------ H9
+    // ----------------------------------------------------------------------------------- keys per caller
 
     @Test
-    @DisplayName("H9: two principals with the same key both execute and each replays only their own result")
+    @DisplayName("two principals with the same key both execute and each replays only their own result")
     void principals() throws Exception {
         String k = key();
         HttpResponse<String> alice = send(post("payments", k, BODY).header("Authorization", BasicAuthFilter.basic("alice")));
@@ -366,10 +366,10 @@ class HttpIdempotencyTest {
         assertThat(Counters.executions).hasValue(2);
     }
 
-    // ----------------------------------------------------------------------------------------- H10, H11
+    // ------------------------------------------------------------------- replayed headers, the size cap
 
     @Test
-    @DisplayName("H10: Set-Cookie and other headers outside the allow-list are not replayed")
+    @DisplayName("Set-Cookie and other headers outside the allow-list are not replayed")
     void replayedHeaders() throws Exception {
         String k = key();
         HttpResponse<String> first = send(post("payments", k, BODY));
@@ -382,7 +382,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H11: a body over the cap is never run twice; its retry gets status and headers with an empty body")
+    @DisplayName("a body over the cap is never run twice; its retry gets status and headers with an empty body")
     void largeBody() throws Exception {
         String k = key();
         HttpResponse<String> first = send(server.request("payments/large?size=5000").header("Idempotency-Key", k).GET());
@@ -403,7 +403,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H11: a header too large for the stored form is the over-cap case: sent, stored without the body, never a key left claimed")
+    @DisplayName("a header too large for the stored form is the over-cap case: sent, stored without the body, never a key left claimed")
     void headerTooLargeToStore() throws Exception {
         String k = key();
         HttpResponse<String> first = send(server.request("payments/huge-header?size=70000").header("Idempotency-Key", k).GET());
@@ -418,10 +418,10 @@ class HttpIdempotencyTest {
         assertThat(Counters.executions).hasValue(1);
     }
 
-    // ------------------------------------------------------------------------------------------ H1, misc
+    // ----------------------------------------------------------------------- unannotated resources, misc
 
     @Test
-    @DisplayName("H1: an unannotated resource is untouched: its body is not buffered and no key is asked for")
+    @DisplayName("an unannotated resource is untouched: its body is not buffered and no key is asked for")
     void unannotatedUntouched() throws Exception {
         String plain = send(post("plain/stream", null, "hello")).body();
         String guarded = send(post("payments/stream", key(), "hello")).body();
@@ -430,7 +430,7 @@ class HttpIdempotencyTest {
     }
 
     @Test
-    @DisplayName("H1: @Idempotent on the class covers every method, PUT and DELETE alike")
+    @DisplayName("@Idempotent on the class covers every method, PUT and DELETE alike")
     void classLevelAndOtherMethods() throws Exception {
         String k = key();
         HttpRequest.Builder put = server.request("items/7").header("Idempotency-Key", k).PUT(HttpRequest.BodyPublishers.ofString("v"));

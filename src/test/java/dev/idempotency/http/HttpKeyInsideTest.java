@@ -11,7 +11,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** SPEC I8 over HTTP, on the JPA store with JTA: a JSON command carries its own key to an @Idempotent service. */
+/** A key inside the command, over HTTP, on the JPA store with JTA: a JSON command carries its own key to an @Idempotent service. */
 class HttpKeyInsideTest extends OneServerTest {
 
     @BeforeAll
@@ -26,7 +26,7 @@ class HttpKeyInsideTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("I8: the command's orderId is the key: a retried command runs once and answers the same; another amount is a reuse")
+    @DisplayName("the command's orderId is the key: a retried command runs once and answers the same; another amount is a reuse")
     void theKeyInsideTheCommand() throws Exception {
         String id = UUID.randomUUID().toString();
         HttpResponse<String> first = post(id, 700);

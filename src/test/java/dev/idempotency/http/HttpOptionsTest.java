@@ -18,7 +18,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** H12 (store unreachable: 503, or fail open) and per-method HTTP options through the C2 grammar. */
+/** A store unreachable (503, or fail open) and per-method HTTP options through the configuration's overrides. */
 class HttpOptionsTest extends OneServerTest {
 
     @BeforeAll
@@ -48,7 +48,7 @@ class HttpOptionsTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("H12: store unreachable: 503 problem+json with Retry-After, and the resource does not run")
+    @DisplayName("store unreachable: 503 problem+json with Retry-After, and the resource does not run")
     void storeDownFailsClosed() throws Exception {
         dropTheTable();
         try {
@@ -65,7 +65,7 @@ class HttpOptionsTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("H12: fail open, per method: the resource runs unprotected while the store is down")
+    @DisplayName("fail open, per method: the resource runs unprotected while the store is down")
     void storeDownFailsOpen() throws Exception {
         dropTheTable();
         try {
@@ -78,7 +78,7 @@ class HttpOptionsTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("C2 for HTTP: <fqcn>/<method>/Idempotent/keepStatus=2xx makes a 404 release the key")
+    @DisplayName("a per-method override for HTTP: <fqcn>/<method>/Idempotent/keepStatus=2xx makes a 404 release the key")
     void keepStatusOverride() throws Exception {
         String k = UUID.randomUUID().toString();
         assertThat(post("payments/outcome?status=404", k).body()).isEqualTo("{\"attempt\":1}");
@@ -86,7 +86,7 @@ class HttpOptionsTest extends OneServerTest {
     }
 
     @Test
-    @DisplayName("C2 for HTTP: Idempotent/maxResponseSize applies to every method")
+    @DisplayName("an override for HTTP: Idempotent/maxResponseSize applies to every method")
     void maxResponseSizeOverride() throws Exception {
         String k = UUID.randomUUID().toString();
         HttpResponse<String> first = post("payments", k);
@@ -94,7 +94,7 @@ class HttpOptionsTest extends OneServerTest {
         HttpResponse<String> retry = post("payments", k);
         assertThat(retry.statusCode()).isEqualTo(201);
         assertThat(retry.body()).isEmpty();
-        assertThat(first.headers().firstValue("Idempotency-Key-Expires")).as("H17 is opt-in").isEmpty();
+        assertThat(first.headers().firstValue("Idempotency-Key-Expires")).as("the expiry header is opt-in").isEmpty();
         assertThat(retry.headers().firstValue("Idempotency-Key-Expires")).isEmpty();
         assertThat(Counters.executions).hasValue(1);
     }

@@ -10,7 +10,7 @@ import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 
-/** {@code @Idempotent} on the class: every resource method, whatever its HTTP method (H1). */
+/** {@code @Idempotent} on the class: every resource method, whatever its HTTP method. */
 @Path("/items")
 @RequestScoped
 @Idempotent

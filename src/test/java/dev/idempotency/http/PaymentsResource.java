@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Resources for the HTTP tests. A CDI bean with {@code @Idempotent}: the interceptor is bound too, and the
- * key is still claimed once (H14).
+ * key is still claimed once.
  */
 @Path("/payments")
 @RequestScoped

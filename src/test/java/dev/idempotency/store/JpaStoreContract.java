@@ -97,10 +97,10 @@ abstract class JpaStoreContract {
     }
 
     /**
-     * SPEC L1: a call three times longer than its lease keeps its claim (its node renews the lease) while
-     * duplicates arrive from another node throughout; a holder that stops renewing (its node died) is taken
-     * over once its last lease ends. Real time, a one-second lease: without the renewal node B takes the key
-     * over after one second and the operation runs twice.
+     * A live holder never loses its claim: a call three times longer than its lease keeps its claim (its node renews
+     * the lease) while duplicates arrive from another node throughout; a holder that stops renewing (its node died) is
+     * taken over once its last lease ends. Real time, a one-second lease: without the renewal node B takes the key over
+     * after one second and the operation runs twice.
      */
     @Test
     void aLiveHolderKeepsItsClaimPastItsLeaseAndADeadOneIsTakenOver() throws Exception {
@@ -163,10 +163,10 @@ abstract class JpaStoreContract {
     }
 
     /**
-     * SPEC L2: two nodes whose own clocks are ten minutes apart, either way of the database's, share the
-     * database's clock: neither takes over the other's live claim nor expires its finished record early, and
-     * keys raced and retried from both run once each. With each node's own clock, node A (ahead) takes B's claim
-     * over at once and runs B's finished keys again.
+     * One clock for every node: two nodes whose own clocks are ten minutes apart, either way of the database's, share
+     * the database's clock: neither takes over the other's live claim nor expires its finished record early, and keys
+     * raced and retried from both run once each. With each node's own clock, node A (ahead) takes B's claim over at
+     * once and runs B's finished keys again.
      */
     @Test
     void nodesWhoseClocksAreTenMinutesWrongShareTheDatabasesClock() throws Exception {
@@ -438,10 +438,10 @@ abstract class JpaStoreContract {
     }
 
     /**
-     * SPEC L3: the purge selects, then deletes; a take-over that commits in between keeps its row. The take-over
-     * (the row claimed again: in progress, a new lease and time to live, the next version) is held uncommitted
-     * on a connection of the test's until the purge's delete is seen waiting for its row lock; then it commits.
-     * A delete that did not judge the row again (by id alone) would delete the live claim.
+     * Nothing deletes a live claim: the purge selects, then deletes; a take-over that commits in between keeps its row.
+     * The take-over (the row claimed again: in progress, a new lease and time to live, the next version) is held
+     * uncommitted on a connection of the test's until the purge's delete is seen waiting for its row lock; then it
+     * commits. A delete that did not judge the row again (by id alone) would delete the live claim.
      */
     @Test
     void aTakeOverBetweenThePurgesSelectAndItsDeleteKeepsTheRow() throws Exception {

@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 /**
- * A MariaDB Galera cluster of three nodes on loopback, started and stopped by the tests themselves (SPEC S1 on a
+ * A MariaDB Galera cluster of three nodes on loopback, started and stopped by the tests themselves (the store on a
  * multi-primary database): {@code mariadbd} processes with data directories under {@code target/galera}, the first
  * bootstrapping the cluster, the others joining it by an rsync state transfer, as user {@code mysql} (as root the
  * rsync transfer is refused). Each node: SQL on {@code 127.0.0.1:341n}, group communication on {@code 46n1}, IST on

@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Atomic claims (SPEC section 2a): the claim row, one business row and the stored 1 KiB answer in one JTA
+ * Atomic claims: the claim row, one business row and the stored 1 KiB answer in one JTA
  * transaction, beside what they are measured against.
  *
  * <ul>

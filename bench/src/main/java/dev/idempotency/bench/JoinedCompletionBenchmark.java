@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The JTA-joined completion (SPEC: the completion joins the business transaction, the claim has its own):
+ * The JTA-joined completion (the completion joins the business transaction, the claim has its own):
  * a business transaction that inserts one row, alone; the same with the library around it (claim, then the
  * business transaction carrying the completion); the target's yardstick, the business transaction plus one raw
  * INSERT+COMMIT; and Camel's JPA repository's {@code add} before the business transaction. JTA in Java SE:

@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** SPEC section 3 in the server, through the example's {@code POST /api/payments}. */
+/** The {@code Idempotency-Key} header in the server, through the example's {@code POST /api/payments}. */
 class HttpIT extends ServerIT {
 
     @Deployment(testable = false)
@@ -44,7 +44,7 @@ class HttpIT extends ServerIT {
     static final String OPTIMISTIC = "api/payments/optimistic";
 
     @Test
-    @DisplayName("H5: the retry gets the same bytes and Location, marked replayed; charged once")
+    @DisplayName("the retry gets the same bytes and Location, marked replayed; charged once")
     void replay() throws Exception {
         replay(ATOMIC);
     }
@@ -72,7 +72,7 @@ class HttpIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("A4: the first answer and its replay are the same bytes; one payment row")
+    @DisplayName("the first answer and its replay are the same bytes; one payment row")
     void identicalBytes() throws Exception {
         identicalBytes(ATOMIC);
     }
@@ -95,7 +95,7 @@ class HttpIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("A3: a 500 after the charge wrote its row leaves neither the row nor the key")
+    @DisplayName("a 500 after the charge wrote its row leaves neither the row nor the key")
     void serverErrorLeavesNothing() throws Exception {
         serverErrorLeavesNothing(ATOMIC);
     }
@@ -173,7 +173,7 @@ class HttpIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("H6: the same key with another body: 422, nothing charged")
+    @DisplayName("the same key with another body: 422, nothing charged")
     void reused() throws Exception {
         String k = key();
         send(postJson("api/payments", k, PAYMENT));
@@ -190,7 +190,7 @@ class HttpIT extends ServerIT {
      * connection from the claim to the commit, so they are served in waves: every one answered 201, each charged once.
      */
     @Test
-    @DisplayName("A7: a burst of 3x the pool's connections of slow first requests: every one 201, one payment each")
+    @DisplayName("a burst of 3x the pool's connections of slow first requests: every one 201, one payment each")
     void burstLargerThanThePool() throws Exception {
         String poolSize = System.getProperty("it.pool-size");
         assertThat(poolSize).as("the profile names its data source's pool size (it.pool-size)").isNotBlank();
@@ -218,7 +218,7 @@ class HttpIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("H7: 32 concurrent requests with one key: one payment in the database; the others 409 or the replay")
+    @DisplayName("32 concurrent requests with one key: one payment in the database; the others 409 or the replay")
     void concurrent() throws Exception {
         concurrent(ATOMIC);
     }
@@ -262,7 +262,7 @@ class HttpIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("H8: a failed charge (500) releases the key: the retry charges again; a 4xx is kept")
+    @DisplayName("a failed charge (500) releases the key: the retry charges again; a 4xx is kept")
     void outcomes() throws Exception {
         long charges = stat("charges");
         String k = key();
@@ -306,7 +306,7 @@ class HttpIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("H9: alice and bob with the same key are two payments; each replays only their own")
+    @DisplayName("alice and bob with the same key are two payments; each replays only their own")
     void principals() throws Exception {
         long payments = stat("payments");
         String k = key();

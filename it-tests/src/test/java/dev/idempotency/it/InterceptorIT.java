@@ -10,7 +10,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** SPEC section 4 and rule 2 in the server: a CDI bean, a stateless EJB, JTA, configuration, defaults. */
+/** The {@code @Idempotent} interceptor in the server, its completion joining the business transaction: a CDI bean, a stateless EJB, JTA, configuration, defaults. */
 class InterceptorIT extends ServerIT {
 
     @Deployment(testable = false)

@@ -10,7 +10,7 @@ import java.util.UUID;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Issue 19 in the server, through the example: anonymous clients' scopes (H15), keys inside commands (I8), keys from the body (H16). */
+/** Issue 19 in the server, through the example: anonymous clients' scopes, keys inside commands, keys from the body. */
 class KeysIT extends ServerIT {
 
     @Deployment(testable = false)
@@ -31,7 +31,7 @@ class KeysIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("H15: POST /api/orders scopes anonymous keys by X-Client-Id: without it 401; two clients with one key pay twice, each replays its own")
+    @DisplayName("POST /api/orders scopes anonymous keys by X-Client-Id: without it 401; two clients with one key pay twice, each replays its own")
     void anonymousClientsHaveScopesOfTheirOwn() throws Exception {
         long payments = stat("payments");
         String k = key();
@@ -58,7 +58,7 @@ class KeysIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("I8: POST /api/transfers: the key is inside the service's TransferCommand; its retry replays, another amount is 422")
+    @DisplayName("POST /api/transfers: the key is inside the service's TransferCommand; its retry replays, another amount is 422")
     void theKeyInsideTheCommand() throws Exception {
         long transfers = stat("transfers");
         String id = "tr-" + key();
@@ -72,7 +72,7 @@ class KeysIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("H16: POST /api/orders without a header: the key is the body's orderId; another placedAt replays, another amount is 422, bad bodies 400")
+    @DisplayName("POST /api/orders without a header: the key is the body's orderId; another placedAt replays, another amount is 422, bad bodies 400")
     void theKeyFromTheBody() throws Exception {
         long payments = stat("payments");
         long charges = stat("charges");

@@ -25,11 +25,11 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SPEC E2, E3 in a server with MicroProfile Metrics, Telemetry and Health (Open Liberty, mpMetrics-5.1,
- * mpTelemetry-2.0 and mpHealth-4.0; Payara Micro 6, MicroProfile Metrics and Health only; WildFly 39, MicroProfile
- * Telemetry only, exporting over OTLP to the test's {@link OtlpReceiver}): after a scripted sequence of requests the metrics endpoint and the OpenTelemetry
- * export show the counts, and the spans the decisions; the readiness check is up, then down once the store's database
- * is broken.
+ * Metrics, traces and readiness in a server with MicroProfile Metrics, Telemetry and Health (Open Liberty,
+ * mpMetrics-5.1, mpTelemetry-2.0 and mpHealth-4.0; Payara Micro 6, MicroProfile Metrics and Health only; WildFly 39,
+ * MicroProfile Telemetry only, exporting over OTLP to the test's {@link OtlpReceiver}): after a scripted sequence of
+ * requests the metrics endpoint and the OpenTelemetry export show the counts, and the spans the decisions; the
+ * readiness check is up, then down once the store's database is broken.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ObservabilityIT extends ServerIT {

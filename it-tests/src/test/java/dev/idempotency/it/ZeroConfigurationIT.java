@@ -13,8 +13,8 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * SPEC C4: the example's WAR exactly as built, with no configuration file at all (the other in-server tests add
- * one for their test beans): the library starts on the server's defaults and protects the payments.
+ * Zero configuration: the example's WAR exactly as built, with no configuration file at all (the other in-server tests
+ * add one for their test beans): the library starts on the server's defaults and protects the payments.
  */
 class ZeroConfigurationIT extends ServerIT {
 
@@ -30,7 +30,7 @@ class ZeroConfigurationIT extends ServerIT {
     }
 
     @Test
-    @DisplayName("C4: no configuration file anywhere in the deployment; a payment and its retry: charged once, replayed")
+    @DisplayName("no configuration file anywhere in the deployment; a payment and its retry: charged once, replayed")
     void theExampleAsBuiltRunsWithNoConfiguration() throws Exception {
         assertThat(asBuilt().contains(CONFIG)).as("the deployment carries no " + CONFIG).isFalse();
         assertThat(asBuilt().contains("/META-INF/microprofile-config.properties")).isFalse();

@@ -121,7 +121,7 @@ final class JpaStoreManagement {
         }
     }
 
-    /** Not a claim whose lease is alive at {@code :now} (SPEC L3). */
+    /** Not a claim whose lease is alive at {@code :now}: nothing deletes a live claim. */
     private static final String NOT_LIVE = "(r.status <> :inProgress or r.leaseUntil is null or r.leaseUntil <= :now)";
 
     int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
