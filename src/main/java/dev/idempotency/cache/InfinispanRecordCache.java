@@ -29,7 +29,10 @@ import java.util.logging.Logger;
  * <p>A released or deleted key leaves a <em>tombstone</em> under its id for {@value #TOMBSTONE_LIFESPAN_SECONDS}
  * s (a short entry that decodes to no record): a finished record read from the store before that release or
  * deletion, and put after it ({@link #putLoaded}, a put-if-absent), finds the tombstone and is not cached, so the
- * cache never outlives its record. A completion ({@link #put}) replaces a tombstone: it finished after it.
+ * cache never outlives its record. A completion ({@link #put}) replaces a tombstone written before the record
+ * finished (a key claimed anew after its release or deletion); on a clustered cache, whose completions are written
+ * after the commit by a thread of their own, one written at or after it stays (the key was released or deleted
+ * after the record finished, while its write waited).
  *
  * <p>Every record entry of a clustered cache, or of one whose keys come from a secret, carries an HMAC-SHA-256 over its
  * scope, key and content ({@link RecordBytes}), keyed by the cache's {@link CacheKeys}, and is checked when a node first
@@ -206,8 +209,41 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         if (lifespan <= 0) {
             return;
         }
-        cache.put(finished.scopedKey().cacheId(), RecordBytes.encode(finished, writeMac()), lifespan, TimeUnit.MILLISECONDS);
-        wrote();
+        String id = finished.scopedKey().cacheId();
+        byte[] entry = RecordBytes.encode(finished, writeMac());
+        if (embedded == null || !shared) {
+            cache.put(id, entry, lifespan, TimeUnit.MILLISECONDS);
+            wrote();
+            return;
+        }
+        // A clustered cache's completions are written by a writer thread of their own, after the commit, and may wait
+        // there: by then another node may have released or deleted the key and left its tombstone. A tombstone written
+        // at or after this record finished stays (the store no longer holds the record); an older one, or a record, is
+        // removed if it is still that very entry, and this one put if the id is then free (two conditional writes:
+        // anything written in between is looked at again).
+        long finishedAt = finished.completedAt() == null ? Long.MIN_VALUE : finished.completedAt().toEpochMilli();
+        for (int attempt = 0; attempt < 3; attempt++) {
+            byte[] present = embedded.get(id);
+            if (present != null && isTombstone(present) && tombstoneTime(present) >= finishedAt) {
+                return;
+            }
+            if (present != null) {
+                cache.removeIf(id, present); // only that very entry: one written since then stays, and is looked at
+            }
+            if (cache.add(id, entry, lifespan, TimeUnit.MILLISECONDS)) {
+                wrote();
+                return;
+            }
+        }
+        // Changed under this write three times: left to the store (a miss costs a read, never a wrong answer).
+    }
+
+    /**
+     * When a tombstone was written (the clock's epoch milliseconds); {@link Long#MIN_VALUE} for one that does not say
+     * (written by an older version of the library).
+     */
+    static long tombstoneTime(byte[] tombstone) {
+        return tombstone.length >= 17 ? java.nio.ByteBuffer.wrap(tombstone, 9, 8).getLong() : Long.MIN_VALUE;
     }
 
     @Override
@@ -309,8 +345,9 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         return listen != null && write - lastEvent > 0 && System.nanoTime() - write > SILENCE.toNanos();
     }
 
+    /** A tombstone: its marker byte, a nonce (no two alike), and when it was written ({@link #tombstoneTime}). */
     private byte[] tombstone() {
-        return java.nio.ByteBuffer.allocate(9).put(TOMBSTONE).putLong(nonce.incrementAndGet()).array();
+        return java.nio.ByteBuffer.allocate(17).put(TOMBSTONE).putLong(nonce.incrementAndGet()).putLong(clock.millis()).array();
     }
 
     @Override

@@ -76,6 +76,39 @@ final class Completions {
         }
     }
 
+    private volatile java.util.concurrent.ScheduledFuture<?> lookingAgain;
+
+    /**
+     * Looks at each watched key again every {@code every}, on the scheduler's thread: a completion on another node
+     * reaches this one through the cache, and only while the cache works (a cluster cache bypassed in a partition, a
+     * write that failed, a cache of this node's own, no cache). {@code scheduler} {@code null}: stops.
+     */
+    void lookAgainWith(java.util.concurrent.ScheduledExecutorService scheduler, java.time.Duration every,
+                       Function<ScopedKey, java.util.Optional<IdempotencyRecord>> lookup) {
+        java.util.concurrent.ScheduledFuture<?> before = lookingAgain;
+        if (before != null) {
+            before.cancel(false);
+        }
+        lookingAgain = scheduler == null ? null : scheduler.scheduleWithFixedDelay(() -> lookAgain(lookup),
+                every.toMillis(), every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private void lookAgain(Function<ScopedKey, java.util.Optional<IdempotencyRecord>> lookup) {
+        for (List<Watch> watching : watches.values()) {
+            if (watching.isEmpty()) {
+                continue;
+            }
+            try {
+                lookup.apply(watching.get(0).key()).ifPresent(record -> watching.forEach(w -> {
+                    unwatch(w);
+                    w.call(record);
+                }));
+            } catch (RuntimeException e) { // the store did not answer: the next round asks again
+                LOG.log(Level.FINE, "Could not look again at a watched key", e);
+            }
+        }
+    }
+
     private void unwatch(Watch watch) {
         watches.computeIfPresent(watch.key().cacheId(), (k, l) -> {
             l.remove(watch);

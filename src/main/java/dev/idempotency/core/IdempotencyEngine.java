@@ -130,6 +130,18 @@ public final class IdempotencyEngine {
      * @param scheduler where the heartbeats run; {@code null} stops every heartbeat (the node shuts down)
      * @param limit     how long after its claim a call's lease is renewed at most; zero: not renewed
      */
+    /**
+     * Looks at the keys {@link #whenFinished} watches again, on the scheduler's thread, as often as a waiter looks at
+     * the store when the cache's wake-ups can be lost ({@link RecordCache#lookAgainAfter()}; a second with no cache);
+     * {@code null}: stops.
+     */
+    public void lookAgainForWatchersWith(java.util.concurrent.ScheduledExecutorService scheduler) {
+        completions.lookAgainWith(scheduler, cache.unwoken(WATCH_LOOK_AGAIN), this::lookup);
+    }
+
+    /** How often watched keys are looked at again when the cache's wake-ups are never lost (a cache of no bound). */
+    private static final Duration WATCH_LOOK_AGAIN = Duration.ofSeconds(30);
+
     public void renewLeasesWith(java.util.concurrent.ScheduledExecutorService scheduler, Duration limit) {
         heartbeats.renewWith(scheduler, Objects.requireNonNull(limit, "limit"));
     }
@@ -312,8 +324,9 @@ public final class IdempotencyEngine {
 
     /**
      * Calls back once when the key has a finished record: at once, on this thread, when it has one already;
-     * else on the thread that finished it here, or that received the news from another node (keep it quick).
-     * With no cache, only completions on this node call back.
+     * else on the thread that finished it here, or that received the news from another node (keep it quick), or, once
+     * {@link #lookAgainForWatchersWith} runs, on its scheduler's thread when it finds the record in the store (a
+     * completion on another node whose news did not reach this one: no cache shared with it, or a cache that failed).
      */
     public void whenFinished(ScopedKey key, java.util.function.Consumer<IdempotencyRecord> callback) {
         completions.whenFinished(key, callback, this::lookup);

@@ -117,6 +117,58 @@ class CacheManagersTest {
         }
     }
 
+    /**
+     * A completion whose write waited (a clustered cache's completions are written after the commit, by a thread of their
+     * own) while another node released or deleted the key never puts the old answer back over that node's tombstone; a
+     * completion of a call that claimed the key after the deletion replaces it, on both nodes.
+     */
+    @Test
+    void aLateCompletionNeverOverwritesALaterTombstoneOfAnotherNode() throws Exception {
+        String hosts = "127.0.0.1[7876],127.0.0.1[7877]";
+        EmbeddedCacheManager a = CacheManagers.start(true, "tombstone-test", "node-a", null, "127.0.0.1", 7876, hosts, 100);
+        EmbeddedCacheManager b = CacheManagers.start(true, "tombstone-test", "node-b", null, "127.0.0.1", 7877, hosts, 100);
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (a.getMembers().size() < 2 || b.getMembers().size() < 2) {
+                assertThat(System.nanoTime()).as("the two nodes form a cluster").isLessThan(deadline);
+                Thread.sleep(50); // the view's arrival, polled: JGroups has no wait for it here
+            }
+            dev.idempotency.testing.FakeClock clock = new dev.idempotency.testing.FakeClock();
+            CacheKeys keys = CacheKeys.unprotected("tombstone-test"); // the same on both nodes, as a secret makes them
+            InfinispanRecordCache onA = new InfinispanRecordCache(CacheManagers.defineCache(a, 100), clock,
+                    new dev.idempotency.core.LocalCompletionSignals(), keys);
+            InfinispanRecordCache onB = new InfinispanRecordCache(CacheManagers.defineCache(b, 100), clock,
+                    new dev.idempotency.core.LocalCompletionSignals(), keys);
+            dev.idempotency.spi.ScopedKey key = new dev.idempotency.spi.ScopedKey("payments", "alice", "k-late");
+
+            dev.idempotency.spi.IdempotencyRecord first = finishedAt(key, clock.instant(), "first");
+            clock.advance(java.time.Duration.ofMillis(5));
+            onB.evict(key); // deleted on node B after the first call finished on node A
+            clock.advance(java.time.Duration.ofMillis(5));
+            onA.put(first); // A's write of that completion, late
+            assertThat(onA.get(key)).as("the deleted answer, on the node that wrote it late").isEmpty();
+            assertThat(onB.get(key)).as("the deleted answer, on the node that deleted it").isEmpty();
+
+            dev.idempotency.spi.IdempotencyRecord again = finishedAt(key, clock.instant(), "again");
+            onA.put(again); // a call that claimed the key after the deletion
+            assertThat(onB.get(key)).map(r -> new String(r.response(), java.nio.charset.StandardCharsets.UTF_8)).contains("again");
+            onA.put(first); // the late write once more: a record is replaced, as before (the store judges on a miss)
+            clock.advance(java.time.Duration.ofMillis(5));
+            onA.evict(key);
+            onB.put(again);
+            assertThat(onA.get(key)).as("a tombstone written after the completion stays").isEmpty();
+        } finally {
+            b.stop();
+            a.stop();
+        }
+    }
+
+    static dev.idempotency.spi.IdempotencyRecord finishedAt(dev.idempotency.spi.ScopedKey key, java.time.Instant at, String answer) {
+        return dev.idempotency.spi.IdempotencyRecord.of(key).status(dev.idempotency.spi.RecordStatus.COMPLETED).fingerprint("fp")
+                .response(answer.getBytes(java.nio.charset.StandardCharsets.UTF_8)).attempts(1).firstSeen(at).lastSeen(at)
+                .completedAt(at).expiresAt(at.plus(java.time.Duration.ofHours(1))).version(1).build();
+    }
+
     /** Without a secret, the built-in stack stays on loopback unless the network is declared secured otherwise. */
     @Test
     void offLoopbackWithoutASecretIsRefusedNamingTheKeys() {

@@ -828,6 +828,31 @@ class IdempotencyManagerTest {
         assertThat(calls).as("node 2's listener fired once for node 1's store").hasValue(1);
     }
 
+    /**
+     * A listener on a node that shares no cache with the node that stores the response (each has a local cache of its
+     * own; the same holds for a cluster cache bypassed in a partition, or a completion whose cache write failed) is
+     * called all the same: watched keys are looked at again in the store, as often as a waiter would.
+     */
+    @Test
+    void m9AListenerHearsOfAResponseStoredOnANodeItSharesNoCacheWith() throws Exception {
+        IdempotencyManager node1 = node("alone-1", Map.of("idempotency.node-id", "node-1", "idempotency.cache.mode", "local"));
+        IdempotencyManager node2 = node("alone-2", Map.of("idempotency.node-id", "node-2", "idempotency.cache.mode", "local"));
+        RequestKey k = RequestKey.of("stored-elsewhere");
+        java.util.concurrent.CountDownLatch heard = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicReference<String> response = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicInteger calls = new AtomicInteger();
+        node2.addListener(k, (key, r) -> {
+            calls.incrementAndGet();
+            response.set(new String(r, StandardCharsets.UTF_8));
+            heard.countDown();
+        });
+        node1.store(k, "from node 1");
+        assertThat(heard.await(30, TimeUnit.SECONDS)).as("node 2's listener is called").isTrue();
+        assertThat(response.get()).contains("from node 1");
+        node1.store(k, "from node 1");
+        assertThat(calls).as("once").hasValue(1);
+    }
+
     /** Until a waiter is subscribed on that node: a store before it would be found by its first read, proving nothing. */
     static void awaitWaiter(WeldContainer node) {
         var signals = node.select(IdempotencyRuntime.class).get().signals();
