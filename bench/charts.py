@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Renders the recorded benchmark results (bench/results/) as SVG bar charts (bench/charts/), embedded in BENCHMARKS.md.
 
-    bench/charts.py            every chart of CHARTS below, from the results committed under bench/results/
+    bench/charts.py            every chart of CHARTS below, from the results committed under bench/results/<date>/<run>/
 
 Each chart is one table of BENCHMARKS.md: the library's bars (dark), their floors (grey) and peers (light), each with
 its error (JMH's 99.9 % interval) as a whisker, and each of the library's bars marked with its ratio to the bar it is
@@ -49,7 +49,7 @@ CHARTS = [
         "name": "claims-callers-transaction-{db}",
         "title": "In the caller's JTA transaction, one thread ({db}): µs per call, lower is better",
         "unit": "µs", "higher_is_better": False,
-        "source": ("jmh", "claims.json", "{db}"),
+        "source": ("jmh", "2026-11-26/claims/claims.json", "{db}"),
         "bars": [
             ("business transaction alone", "floor", "businessTransactionAlone", None),
             ("floor: business + 1 raw INSERT (3 columns)", "floor", "floorBusinessAndOneInsertInTheCallersTransaction", None),
@@ -66,7 +66,7 @@ CHARTS = [
         "name": "claims-own-transaction-{db}",
         "title": "No caller transaction, one thread ({db}): µs per call, lower is better",
         "unit": "µs", "higher_is_better": False,
-        "source": ("jmh", "claims.json", "{db}"),
+        "source": ("jmh", "2026-11-26/claims/claims.json", "{db}"),
         "bars": [
             ("floor: business + 1 INSERT, raw JDBC", "floor", "floorBusinessAndOneInsertOneTransaction", None),
             ("optimistic", "library", "optimisticInTheLibrarysTransaction", "floor: business + 1 INSERT, raw JDBC"),
@@ -79,7 +79,7 @@ CHARTS = [
         "name": "claims-8-threads-{db}",
         "title": "8 threads, distinct keys ({db}): calls per second, higher is better",
         "unit": "ops/s", "higher_is_better": True,
-        "source": ("jmh", "claims-8.json", "{db}"),
+        "source": ("jmh", "2026-11-26/claims/claims-8.json", "{db}"),
         "bars": [
             ("floor: optimistic's 2 statements, raw", "floor", "floorLibrarysStatementsOneTransaction", None),
             ("floor: the same in JTA", "floor", "floorLibrarysStatementsInAJtaTransaction", None),
@@ -99,7 +99,7 @@ CHARTS = [
         "name": "replay",
         "title": "A duplicate of a finished key, no database: µs per duplicate, lower is better",
         "unit": "µs", "higher_is_better": False, "digits": 2,
-        "source": ("jmh", "replay.json", None),
+        "source": ("jmh", "2026-11-26/replay/replay.json", None),
         "bars": [
             ("floor: SHA-256 of 1 KiB + a local get", "floor", "floorSha256AndLocalGet", None),
             ("the library: fingerprint, cache hit, record", "library", "replayThroughTheEngine", "floor: SHA-256 of 1 KiB + a local get"),
@@ -113,7 +113,7 @@ CHARTS = [
         "name": "http-{workload}-{server_db}",
         "title": "HTTP, the example on Payara Micro ({server_db}), {workload}: requests per second, higher is better",
         "unit": "req/s", "higher_is_better": True,
-        "source": ("csv", "http-{server_db}-{workload}.csv"),
+        "source": ("csv", "{http_run}/http-{server_db}-{workload}.csv"),
         "bars": [
             ("unprotected twin", "floor", "unprotected", None),
             ("by hand (no library)", "twin", "by-hand", "unprotected twin"),
@@ -122,6 +122,9 @@ CHARTS = [
         ],
     },
 ]
+
+# The HTTP run each server database's charts are drawn from (a folder under bench/results/).
+HTTP_RUNS = {"h2": "2026-11-26/http-turns", "postgresql": "2026-11-26/http-postgresql-before-read"}
 
 EXPAND = {
     "db": ["postgresql", "mariadb"],
@@ -135,7 +138,7 @@ def expansions(chart):
     combos = [{}]
     for k in keys:
         combos = [dict(c, **{k: v}) for c in combos for v in EXPAND[k]]
-    return combos
+    return [dict(c, http_run=HTTP_RUNS[c["server_db"]]) if "server_db" in c else c for c in combos]
 
 
 def short(label):
