@@ -294,7 +294,7 @@ class DocumentationTest {
     }
 
     static List<Path> linkedFiles() throws IOException {
-        List<Path> files = new ArrayList<>(List.of(Path.of("README.md"), Path.of("CONTRIBUTING.md")));
+        List<Path> files = new ArrayList<>(List.of(Path.of("README.md"), Path.of("CONTRIBUTING.md"), BENCHMARKS));
         try (Stream<Path> docs = Files.list(DOCS)) {
             docs.filter(p -> p.toString().endsWith(".adoc")).sorted().forEach(files::add);
         }
@@ -365,6 +365,62 @@ class DocumentationTest {
                 .as("citations of a document outside the repository: say what the rule means, or link the guide "
                         + "(docs/*.adoc) or CONTRIBUTING.md")
                 .isEmpty();
+    }
+
+    // ---- the benchmarks page ------------------------------------------------------------------------------------
+
+    static final Path BENCHMARKS = Path.of("BENCHMARKS.md");
+    static final Path RESULTS = Path.of("bench", "results");
+    /** A Markdown image: {@code ![alt](path)}. */
+    static final Pattern MD_IMAGE = Pattern.compile("!\\[[^\\]]*]\\(([^)\\s]+)\\)");
+    /** A path under bench/results/ named anywhere on the page (a link, a command, a code span). */
+    static final Pattern RESULT_PATH = Pattern.compile("bench/results/[A-Za-z0-9_.\\-/]*");
+
+    /** The page answers a reader's questions; the history of the runs is in bench/results/ and git log. */
+    @Test
+    void theBenchmarksPageIsShorterThan300Lines() {
+        long lines = read(BENCHMARKS).lines().count();
+        assertThat(lines).as("lines of BENCHMARKS.md: move earlier runs to bench/results/<date>/README.md").isLessThan(300);
+    }
+
+    @Test
+    void everyImageTheBenchmarksPageEmbedsExists() {
+        List<String> missing = new ArrayList<>();
+        Matcher m = MD_IMAGE.matcher(read(BENCHMARKS));
+        int images = 0;
+        while (m.find()) {
+            images++;
+            if (!Files.isRegularFile(Path.of(m.group(1)))) {
+                missing.add(m.group(1));
+            }
+        }
+        assertThat(images).as("charts embedded in BENCHMARKS.md").isPositive();
+        assertThat(missing).as("images BENCHMARKS.md embeds that do not exist (python3 bench/charts.py draws them)").isEmpty();
+    }
+
+    @Test
+    void everyResultTheBenchmarksPageNamesExists() {
+        List<String> missing = new ArrayList<>();
+        Matcher m = RESULT_PATH.matcher(read(BENCHMARKS));
+        while (m.find()) {
+            String path = m.group().replaceAll("[.]+$", "");
+            if (!Files.exists(Path.of(path))) {
+                missing.add(path);
+            }
+        }
+        assertThat(missing).as("files and folders under bench/results/ that BENCHMARKS.md names and that do not exist").isEmpty();
+    }
+
+    /** Results are filed by the day they ran and what ran (bench/results/2026-11-26/claims/), never by who ran them. */
+    @Test
+    void noResultsFolderIsNamedForASessionOrAnIssue() throws IOException {
+        List<String> named;
+        try (Stream<Path> walk = Files.walk(RESULTS)) {
+            named = walk.filter(Files::isDirectory)
+                    .filter(p -> p.getFileName().toString().toLowerCase(Locale.ROOT).matches("(session|issue).*"))
+                    .map(Path::toString).sorted().toList();
+        }
+        assertThat(named).as("folders under bench/results/ named for a session or an issue: move them to <date>/<what ran>/").isEmpty();
     }
 
     /** The README's "Where it is tested" rows: build profile to version. */
