@@ -73,10 +73,25 @@ public final class ClusterRecordCache extends GuardedRecordCache {
         return guarded;
     }
 
+    /**
+     * A write that waited this long in the queue is dropped rather than made (a miss costs a store read): a record put
+     * now could outlive the tombstone (60 s) of a deletion made while it waited.
+     */
+    static final long STALE_NANOS = TimeUnit.SECONDS.toNanos(InfinispanRecordCache.TOMBSTONE_LIFESPAN_SECONDS / 2);
+
     @Override
     boolean later(Runnable write) {
+        long queued = System.nanoTime();
         try {
-            writer.execute(write);
+            writer.execute(() -> {
+                if (System.nanoTime() - queued > STALE_NANOS) {
+                    long n = dropped.incrementAndGet();
+                    LOG.log(n == 1 ? Level.WARNING : Level.FINE, "A cluster cache write waited more than {0} s and was dropped "
+                            + "({1} dropped so far): duplicates of those keys ask the store", new Object[] {STALE_NANOS / 1_000_000_000L, n});
+                    return;
+                }
+                write.run();
+            });
             return true;
         } catch (RejectedExecutionException e) {
             long n = dropped.incrementAndGet();

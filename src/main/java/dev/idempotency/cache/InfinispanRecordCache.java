@@ -217,15 +217,21 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
             return;
         }
         // A clustered cache's completions are written by a writer thread of their own, after the commit, and may wait
-        // there: by then another node may have released or deleted the key and left its tombstone. A tombstone written
-        // at or after this record finished stays (the store no longer holds the record); an older one, or a record, is
+        // there: by then another node may have released or deleted the key and left its tombstone, and a call there may
+        // have claimed it anew and finished. A tombstone written after this record finished (less a margin for the
+        // nodes' clocks: not caching is always safe) stays, as does a record that finished no earlier (the store no
+        // longer holds this one); an older tombstone, or an older record, is
         // removed if it is still that very entry, and this one put if the id is then free (two conditional writes:
         // anything written in between is looked at again).
         long finishedAt = finished.completedAt() == null ? Long.MIN_VALUE : finished.completedAt().toEpochMilli();
         for (int attempt = 0; attempt < 3; attempt++) {
             byte[] present = embedded.get(id);
-            if (present != null && isTombstone(present) && tombstoneTime(present) >= finishedAt) {
+            if (present != null && isTombstone(present) && tombstoneTime(present) > finishedAt - CLOCK_MARGIN_MILLIS) {
                 return;
+            }
+            IdempotencyRecord there = present == null || isTombstone(present) ? null : verified(id, present);
+            if (there != null && there.completedAt() != null && there.completedAt().toEpochMilli() >= finishedAt) {
+                return; // a record as new or newer (the key claimed anew after a deletion, on another node) stays
             }
             if (present != null) {
                 cache.removeIf(id, present); // only that very entry: one written since then stays, and is looked at
@@ -237,6 +243,12 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         }
         // Changed under this write three times: left to the store (a miss costs a read, never a wrong answer).
     }
+
+    /**
+     * How far apart two nodes' clocks may be (the library's clock follows the store's, to within a round trip): a
+     * tombstone this much older than a completion still keeps it out.
+     */
+    static final long CLOCK_MARGIN_MILLIS = 250;
 
     /**
      * When a tombstone was written (the clock's epoch milliseconds); {@link Long#MIN_VALUE} for one that does not say

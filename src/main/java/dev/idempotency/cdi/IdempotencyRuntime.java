@@ -198,7 +198,7 @@ public class IdempotencyRuntime {
                 s.lockTimeout().plusSeconds(5), recordCache == null ? RecordCache.NONE : recordCache);
         checkClaimModes(started);
         started.renewLeasesWith(executors.scheduler(), s.leaseRenewalLimit());
-        started.lookAgainForWatchersWith(executors.scheduler());
+        started.lookAgainForWatchersWith(executors.scheduler(), executor);
         // IdempotencyManager.check's sightings: to the store once a second; a cache of this node's own (not shared
         // by the cluster) answers one for 5 s at most, after which the store answers with every node's sightings.
         boolean shared = recordCache != null && recordCache.shared();
@@ -327,7 +327,7 @@ public class IdempotencyRuntime {
     void stop() {
         if (engine != null) {
             engine.renewLeasesWith(null, Duration.ZERO);
-            engine.lookAgainForWatchersWith(null);
+            engine.lookAgainForWatchersWith(null, null);
             lastSightings(engine);
         }
         if (storeClock != null) {

@@ -77,24 +77,52 @@ final class Completions {
     }
 
     private volatile java.util.concurrent.ScheduledFuture<?> lookingAgain;
+    /** Whether a round of {@link #lookAgain} runs: the next tick skips rather than starting another. */
+    private final AtomicBoolean looking = new AtomicBoolean();
+    /** The most watched keys one round reads (a random choice when there are more): a round costs a bounded time. */
+    static final int KEYS_PER_ROUND = 100;
 
     /**
-     * Looks at each watched key again every {@code every}, on the scheduler's thread: a completion on another node
-     * reaches this one through the cache, and only while the cache works (a cluster cache bypassed in a partition, a
-     * write that failed, a cache of this node's own, no cache). {@code scheduler} {@code null}: stops.
+     * Looks at the watched keys again every {@code every} (at least 100 ms), on {@code executor}: a completion on another
+     * node reaches this one through the cache, and only while the cache works (a cluster cache bypassed in a partition,
+     * a write that failed, a cache of this node's own, no cache). {@code scheduler} {@code null}: stops.
      */
-    void lookAgainWith(java.util.concurrent.ScheduledExecutorService scheduler, java.time.Duration every,
-                       Function<ScopedKey, java.util.Optional<IdempotencyRecord>> lookup) {
+    void lookAgainWith(java.util.concurrent.ScheduledExecutorService scheduler, java.util.concurrent.Executor executor,
+                       java.time.Duration every, Function<ScopedKey, java.util.Optional<IdempotencyRecord>> lookup) {
         java.util.concurrent.ScheduledFuture<?> before = lookingAgain;
         if (before != null) {
             before.cancel(false);
         }
-        lookingAgain = scheduler == null ? null : scheduler.scheduleWithFixedDelay(() -> lookAgain(lookup),
-                every.toMillis(), every.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        if (scheduler == null) {
+            lookingAgain = null;
+            return;
+        }
+        long millis = Math.max(100, every.toMillis());
+        lookingAgain = scheduler.scheduleWithFixedDelay(() -> {
+            if (watches.isEmpty() || !looking.compareAndSet(false, true)) {
+                return;
+            }
+            try {
+                executor.execute(() -> {
+                    try {
+                        lookAgain(lookup);
+                    } finally {
+                        looking.set(false);
+                    }
+                });
+            } catch (RuntimeException e) { // rejected (the executor shuts down, or is full): the next tick tries again
+                looking.set(false);
+            }
+        }, millis, millis, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     private void lookAgain(Function<ScopedKey, java.util.Optional<IdempotencyRecord>> lookup) {
-        for (List<Watch> watching : watches.values()) {
+        List<List<Watch>> round = new java.util.ArrayList<>(watches.values());
+        if (round.size() > KEYS_PER_ROUND) {
+            java.util.Collections.shuffle(round);
+            round = round.subList(0, KEYS_PER_ROUND);
+        }
+        for (List<Watch> watching : round) {
             if (watching.isEmpty()) {
                 continue;
             }
@@ -103,7 +131,7 @@ final class Completions {
                     unwatch(w);
                     w.call(record);
                 }));
-            } catch (RuntimeException e) { // the store did not answer: the next round asks again
+            } catch (Throwable e) { // the store did not answer, or a listener failed: the next round asks again
                 LOG.log(Level.FINE, "Could not look again at a watched key", e);
             }
         }
@@ -122,7 +150,7 @@ final class Completions {
             if (called.compareAndSet(false, true)) {
                 try {
                     callback.accept(record);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | LinkageError | AssertionError e) {
                     LOG.log(Level.WARNING, "A listener of " + key + " failed", e);
                 }
             }

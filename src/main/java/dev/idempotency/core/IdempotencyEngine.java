@@ -120,6 +120,20 @@ public final class IdempotencyEngine {
     }
 
     /**
+     * Looks at the keys {@link #whenFinished} watches again, as often as a waiter looks at the store when the cache's
+     * wake-ups can be lost ({@link RecordCache#lookAgainAfter()}; a second with no cache): the scheduler ticks, the
+     * reads run on {@code executor} (never on the scheduler's thread, which renews leases), one round at a time.
+     *
+     * @param scheduler {@code null}: stops
+     */
+    public void lookAgainForWatchersWith(java.util.concurrent.ScheduledExecutorService scheduler, Executor executor) {
+        completions.lookAgainWith(scheduler, executor, cache.unwoken(WATCH_LOOK_AGAIN), this::lookup);
+    }
+
+    /** How often watched keys are looked at again when the cache's wake-ups are never lost (a cache of no bound). */
+    private static final Duration WATCH_LOOK_AGAIN = Duration.ofSeconds(30);
+
+    /**
      * Renews the lease of every leased claim this node holds while its operation runs: every third of
      * the lease, fenced by owner, version and status, until the claim is completed, failed or released, for at
      * most {@code limit} after the claim (and never past the record's time to live): a claim whose door never
@@ -130,18 +144,6 @@ public final class IdempotencyEngine {
      * @param scheduler where the heartbeats run; {@code null} stops every heartbeat (the node shuts down)
      * @param limit     how long after its claim a call's lease is renewed at most; zero: not renewed
      */
-    /**
-     * Looks at the keys {@link #whenFinished} watches again, on the scheduler's thread, as often as a waiter looks at
-     * the store when the cache's wake-ups can be lost ({@link RecordCache#lookAgainAfter()}; a second with no cache);
-     * {@code null}: stops.
-     */
-    public void lookAgainForWatchersWith(java.util.concurrent.ScheduledExecutorService scheduler) {
-        completions.lookAgainWith(scheduler, cache.unwoken(WATCH_LOOK_AGAIN), this::lookup);
-    }
-
-    /** How often watched keys are looked at again when the cache's wake-ups are never lost (a cache of no bound). */
-    private static final Duration WATCH_LOOK_AGAIN = Duration.ofSeconds(30);
-
     public void renewLeasesWith(java.util.concurrent.ScheduledExecutorService scheduler, Duration limit) {
         heartbeats.renewWith(scheduler, Objects.requireNonNull(limit, "limit"));
     }

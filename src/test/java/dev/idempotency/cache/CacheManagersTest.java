@@ -149,14 +149,21 @@ class CacheManagersTest {
             assertThat(onA.get(key)).as("the deleted answer, on the node that wrote it late").isEmpty();
             assertThat(onB.get(key)).as("the deleted answer, on the node that deleted it").isEmpty();
 
+            clock.advance(java.time.Duration.ofSeconds(1));
             dev.idempotency.spi.IdempotencyRecord again = finishedAt(key, clock.instant(), "again");
-            onA.put(again); // a call that claimed the key after the deletion
-            assertThat(onB.get(key)).map(r -> new String(r.response(), java.nio.charset.StandardCharsets.UTF_8)).contains("again");
-            onA.put(first); // the late write once more: a record is replaced, as before (the store judges on a miss)
+            onB.put(again); // a call that claimed the key after the deletion, on node B
+            assertThat(onA.get(key)).map(r -> new String(r.response(), java.nio.charset.StandardCharsets.UTF_8)).contains("again");
+            onA.put(first); // the late write once more: the newer record stays
+            assertThat(onB.get(key)).as("a newer record, on the other node").map(r -> new String(r.response(),
+                    java.nio.charset.StandardCharsets.UTF_8)).contains("again");
+            assertThat(onA.get(key)).map(r -> new String(r.response(), java.nio.charset.StandardCharsets.UTF_8)).contains("again");
             clock.advance(java.time.Duration.ofMillis(5));
             onA.evict(key);
             onB.put(again);
             assertThat(onA.get(key)).as("a tombstone written after the completion stays").isEmpty();
+            // Within the clocks' margin, a completion just after a tombstone is not cached either (the store answers it).
+            onB.put(finishedAt(key, clock.instant().plusMillis(InfinispanRecordCache.CLOCK_MARGIN_MILLIS / 2), "close"));
+            assertThat(onA.get(key)).isEmpty();
         } finally {
             b.stop();
             a.stop();
