@@ -86,15 +86,10 @@ class CacheManagersTest {
      */
     @Test
     void aMarkerInAReplicatedCacheIsRemovedByItsHolderFromAnyNodeAndByNoOneElse() throws Exception {
-        String hosts = "127.0.0.1[7874],127.0.0.1[7875]";
-        EmbeddedCacheManager a = CacheManagers.start(true, "marker-test", "node-a", null, "127.0.0.1", 7874, hosts, 100);
-        EmbeddedCacheManager b = CacheManagers.start(true, "marker-test", "node-b", null, "127.0.0.1", 7875, hosts, 100);
+        EmbeddedCacheManager[] pair = twoNodes("marker-test", 7874);
+        EmbeddedCacheManager a = pair[0];
+        EmbeddedCacheManager b = pair[1];
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (a.getMembers().size() < 2 || b.getMembers().size() < 2) {
-                assertThat(System.nanoTime()).as("the two nodes form a cluster").isLessThan(deadline);
-                Thread.sleep(50); // the view's arrival, polled: JGroups has no wait for it here
-            }
             java.time.Clock clock = java.time.Clock.systemUTC();
             InfinispanRecordCache onA = new InfinispanRecordCache(CacheManagers.defineCache(a, 100), clock,
                     new dev.idempotency.core.LocalCompletionSignals());
@@ -124,15 +119,10 @@ class CacheManagersTest {
      */
     @Test
     void aLateCompletionNeverOverwritesALaterTombstoneOfAnotherNode() throws Exception {
-        String hosts = "127.0.0.1[7876],127.0.0.1[7877]";
-        EmbeddedCacheManager a = CacheManagers.start(true, "tombstone-test", "node-a", null, "127.0.0.1", 7876, hosts, 100);
-        EmbeddedCacheManager b = CacheManagers.start(true, "tombstone-test", "node-b", null, "127.0.0.1", 7877, hosts, 100);
+        EmbeddedCacheManager[] pair = twoNodes("tombstone-test", 7876);
+        EmbeddedCacheManager a = pair[0];
+        EmbeddedCacheManager b = pair[1];
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (a.getMembers().size() < 2 || b.getMembers().size() < 2) {
-                assertThat(System.nanoTime()).as("the two nodes form a cluster").isLessThan(deadline);
-                Thread.sleep(50); // the view's arrival, polled: JGroups has no wait for it here
-            }
             dev.idempotency.testing.FakeClock clock = new dev.idempotency.testing.FakeClock();
             CacheKeys keys = CacheKeys.unprotected("tombstone-test"); // the same on both nodes, as a secret makes them
             InfinispanRecordCache onA = new InfinispanRecordCache(CacheManagers.defineCache(a, 100), clock,
@@ -168,6 +158,23 @@ class CacheManagersTest {
             b.stop();
             a.stop();
         }
+    }
+
+    /** Two nodes of one cluster on loopback (ports {@code port} and the next), once each sees the other. */
+    static EmbeddedCacheManager[] twoNodes(String cluster, int port) throws InterruptedException {
+        String hosts = "127.0.0.1[" + port + "],127.0.0.1[" + (port + 1) + "]";
+        EmbeddedCacheManager a = CacheManagers.start(true, cluster, "node-a", null, "127.0.0.1", port, hosts, 100);
+        EmbeddedCacheManager b = CacheManagers.start(true, cluster, "node-b", null, "127.0.0.1", port + 1, hosts, 100);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (a.getMembers().size() < 2 || b.getMembers().size() < 2) {
+            if (System.nanoTime() > deadline) {
+                b.stop();
+                a.stop();
+                throw new AssertionError("the two nodes of " + cluster + " did not form a cluster within 60 s");
+            }
+            Thread.sleep(50); // the view's arrival, polled: JGroups has no wait for it here
+        }
+        return new EmbeddedCacheManager[] {a, b};
     }
 
     static dev.idempotency.spi.IdempotencyRecord finishedAt(dev.idempotency.spi.ScopedKey key, java.time.Instant at, String answer) {
