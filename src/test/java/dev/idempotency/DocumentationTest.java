@@ -323,6 +323,36 @@ class DocumentationTest {
         }
     }
 
+    // ---- diagrams ---------------------------------------------------------------------------------------------
+
+    /** Box-drawing characters and arrows: what a flow drawn as text is made of. */
+    static final Pattern TEXT_ART = Pattern.compile("[\u2500-\u257F\u2190-\u21FF\u25B2-\u25BC\u25BA\u25C4]|\\+--");
+
+    /**
+     * A flow is a PlantUML block ({@code [plantuml, name, svg]}), which the build draws as an SVG image that fits the
+     * page: one drawn with characters in a listing block is wider than the page's column, and the browser wraps it.
+     */
+    @Test
+    void noFlowIsDrawnWithCharacters() throws IOException {
+        List<String> art = new ArrayList<>();
+        try (Stream<Path> docs = Files.list(DOCS)) {
+            for (Path page : docs.filter(p -> p.toString().endsWith(".adoc")).sorted().toList()) {
+                String[] lines = read(page).split("\n", -1);
+                boolean block = false;
+                boolean diagram = false;
+                for (int i = 0; i < lines.length; i++) {
+                    if (lines[i].equals("----") || lines[i].equals("....")) {
+                        diagram = !block && i > 0 && lines[i - 1].startsWith("[plantuml");
+                        block = !block;
+                    } else if (block && !diagram && TEXT_ART.matcher(lines[i]).find()) {
+                        art.add(page + ":" + (i + 1) + ": " + lines[i].strip());
+                    }
+                }
+            }
+        }
+        assertThat(art).as("flows drawn with characters: draw them as a [plantuml, name, svg] block").isEmpty();
+    }
+
     // ---- citations --------------------------------------------------------------------------------------------
 
     /**
