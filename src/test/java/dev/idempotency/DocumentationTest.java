@@ -9,9 +9,12 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -24,6 +27,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The user guide (docs/*.adoc) stays true to the code: its configuration, metrics, problem-type, exception and
@@ -321,6 +325,115 @@ class DocumentationTest {
                 }
             }
         }
+    }
+
+    // ---- diagrams ---------------------------------------------------------------------------------------------
+
+    /** Box-drawing characters and arrows: what a flow drawn as text is made of. */
+    static final Pattern TEXT_ART = Pattern.compile("[\u2500-\u257F\u2190-\u21FF\u25B2-\u25BC\u25BA\u25C4]|\\+--");
+
+    /**
+     * A flow is a PlantUML block ({@code [plantuml, name, svg]}), which the build draws as an SVG image that fits the
+     * page: one drawn with characters in a listing block is wider than the page's column, and the browser wraps it.
+     */
+    @Test
+    void noFlowIsDrawnWithCharacters() throws IOException {
+        List<String> art = new ArrayList<>();
+        try (Stream<Path> docs = Files.list(DOCS)) {
+            for (Path page : docs.filter(p -> p.toString().endsWith(".adoc")).sorted().toList()) {
+                String[] lines = read(page).split("\n", -1);
+                boolean block = false;
+                boolean diagram = false;
+                for (int i = 0; i < lines.length; i++) {
+                    if (lines[i].equals("----") || lines[i].equals("....")) {
+                        diagram = !block && i > 0 && lines[i - 1].startsWith("[plantuml");
+                        block = !block;
+                    } else if (block && !diagram && TEXT_ART.matcher(lines[i]).find()) {
+                        art.add(page + ":" + (i + 1) + ": " + lines[i].strip());
+                    }
+                }
+            }
+        }
+        assertThat(art).as("flows drawn with characters: draw them as a [plantuml, name, svg] block").isEmpty();
+    }
+
+    // ---- the rendered guide -----------------------------------------------------------------------------------
+
+    /** Where the build renders the guide: pom.xml, execution user-guide, at prepare-package. */
+    static final Path RENDERED = Path.of("target", "docs");
+    static final Pattern HTML_REF = Pattern.compile("\\s(?:href|src)=\"([^\"]*)\"");
+    static final Pattern HTML_ID = Pattern.compile("\\sid=\"([^\"]+)\"");
+
+    /**
+     * Every relative {@code href} and {@code src} of the rendered pages that does not resolve, each as
+     * "page: target (why)": the file it names exists (the pages' {@code ../README.md} is the copy the build puts
+     * in target/), and so does its {@code #anchor} when the file is a page.
+     */
+    static List<String> brokenRenderedLinks(Path dir) throws IOException {
+        List<Path> pages;
+        try (Stream<Path> files = Files.list(dir)) {
+            pages = files.filter(p -> p.toString().endsWith(".html")).sorted().toList();
+        }
+        assertThat(pages).as("pages in %s", dir).isNotEmpty();
+        Map<Path, Set<String>> ids = new HashMap<>();
+        List<String> broken = new ArrayList<>();
+        for (Path page : pages) {
+            Matcher m = HTML_REF.matcher(read(page));
+            while (m.find()) {
+                String target = m.group(1).replace("&amp;", "&");
+                if (target.isEmpty() || target.matches("^[A-Za-z][A-Za-z0-9+.-]*:.*") || target.startsWith("//")) {
+                    continue; // https:, mailto:, data:: not a file here
+                }
+                int hash = target.indexOf('#');
+                String path = URLDecoder.decode((hash < 0 ? target : target.substring(0, hash)).replace("+", "%2B"),
+                        StandardCharsets.UTF_8);
+                String anchor = hash < 0 ? "" : target.substring(hash + 1);
+                Path to = path.isEmpty() ? page : page.toAbsolutePath().getParent().resolve(path).normalize();
+                if (!Files.isRegularFile(to)) {
+                    broken.add(page + ": " + target + " (no file " + to + ")");
+                } else if (!anchor.isEmpty() && to.toString().endsWith(".html")
+                        && !ids.computeIfAbsent(to, DocumentationTest::htmlIds).contains(anchor)) {
+                    broken.add(page + ": " + target + " (no id '" + anchor + "' in " + to.getFileName() + ")");
+                }
+            }
+        }
+        return broken;
+    }
+
+    static Set<String> htmlIds(Path page) {
+        Set<String> ids = new TreeSet<>();
+        Matcher m = HTML_ID.matcher(read(page));
+        while (m.find()) {
+            ids.add(m.group(1));
+        }
+        return ids;
+    }
+
+    /** The guide was rendered after its sources and the build last changed (so it is what they render to now). */
+    static boolean renderedAndCurrent() throws IOException {
+        Path index = RENDERED.resolve("index.html");
+        if (!Files.isRegularFile(index)) {
+            return false;
+        }
+        long rendered = Files.getLastModifiedTime(index).toMillis();
+        List<Path> sources = new ArrayList<>(linkedFiles());
+        sources.add(Path.of("pom.xml"));
+        for (Path source : sources) {
+            if (Files.getLastModifiedTime(source).toMillis() > rendered) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Here when the guide rendered in target/docs is current (after {@code mvn prepare-package} or later, the docs
+     * render after the unit tests); RenderedGuideIT runs the same check after every render of {@code mvn verify}.
+     */
+    @Test
+    void everyLinkOfTheRenderedGuideResolves() throws IOException {
+        assumeTrue(renderedAndCurrent(), "the guide rendered in target/docs from the current sources");
+        assertThat(brokenRenderedLinks(RENDERED)).as("broken links in the rendered guide").isEmpty();
     }
 
     // ---- citations --------------------------------------------------------------------------------------------
