@@ -220,13 +220,13 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         // there: by then another node may have released or deleted the key and left its tombstone, and a call there may
         // have claimed it anew and finished. A tombstone written after this record finished (less a margin for the
         // nodes' clocks: not caching is always safe) stays, as does a record that finished no earlier (the store no
-        // longer holds this one); an older tombstone, or an older record, is
-        // removed if it is still that very entry, and this one put if the id is then free (two conditional writes:
-        // anything written in between is looked at again).
+        // longer holds this one); an older tombstone, or an older record, is removed if it is still that very entry,
+        // and this one put if the id is then free (two conditional writes: anything written in between is looked at
+        // again). A record with no completion time never replaces a tombstone.
         long finishedAt = finished.completedAt() == null ? Long.MIN_VALUE : finished.completedAt().toEpochMilli();
         for (int attempt = 0; attempt < 3; attempt++) {
             byte[] present = embedded.get(id);
-            if (present != null && isTombstone(present) && tombstoneTime(present) > finishedAt - CLOCK_MARGIN_MILLIS) {
+            if (present != null && isTombstone(present) && tombstoneTime(present) + CLOCK_MARGIN_MILLIS > finishedAt) {
                 return;
             }
             IdempotencyRecord there = present == null || isTombstone(present) ? null : verified(id, present);
