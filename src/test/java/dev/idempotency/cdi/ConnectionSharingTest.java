@@ -50,15 +50,20 @@ import static org.assertj.core.api.Assertions.fail;
  */
 class ConnectionSharingTest {
 
+    /** Every pool a test made: closed after it (a deployment that fails never disposes of its producer's pool). */
+    static final List<AgroalDataSource> POOLS = new CopyOnWriteArrayList<>();
+
     /** A pool that knows nothing of transactions: every handle taken while another is open is another connection. */
     static AgroalDataSource unshared() throws SQLException {
-        return AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
+        AgroalDataSource pool = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
                 .connectionPoolConfiguration(pool -> pool
                         .maxSize(8)
                         .acquisitionTimeout(Duration.ofSeconds(10))
                         .connectionFactoryConfiguration(cf -> cf.jdbcUrl(TestDatabase.POSTGRES.url)
                                 .principal(new NamePrincipal(TestDatabase.POSTGRES.user))
                                 .credential(new SimplePassword(TestDatabase.POSTGRES.password)))));
+        POOLS.add(pool);
+        return pool;
     }
 
     @ApplicationScoped
@@ -70,8 +75,8 @@ class ConnectionSharingTest {
             return unshared();
         }
 
-        void close(@Disposes @ForIdempotency DataSource ds) throws SQLException {
-            ds.unwrap(AgroalDataSource.class).close();
+        void close(@Disposes @ForIdempotency DataSource ds) {
+            // closed after the test (ConnectionSharingTest#stop), with the pools of deployments that failed
         }
     }
 
@@ -126,6 +131,8 @@ class ConnectionSharingTest {
         if (container != null) {
             container.close();
         }
+        POOLS.forEach(AgroalDataSource::close);
+        POOLS.clear();
     }
 
     static Map<String, String> config() {
