@@ -55,15 +55,15 @@ class ConnectionSharingTest {
 
     /** A pool that knows nothing of transactions: every handle taken while another is open is another connection. */
     static AgroalDataSource unshared() throws SQLException {
-        AgroalDataSource pool = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
+        AgroalDataSource made = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
                 .connectionPoolConfiguration(pool -> pool
                         .maxSize(8)
                         .acquisitionTimeout(Duration.ofSeconds(10))
                         .connectionFactoryConfiguration(cf -> cf.jdbcUrl(TestDatabase.POSTGRES.url)
                                 .principal(new NamePrincipal(TestDatabase.POSTGRES.user))
                                 .credential(new SimplePassword(TestDatabase.POSTGRES.password)))));
-        POOLS.add(pool);
-        return pool;
+        POOLS.add(made);
+        return made;
     }
 
     @ApplicationScoped
