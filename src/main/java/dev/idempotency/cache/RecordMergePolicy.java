@@ -27,9 +27,24 @@ final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
             return null;
         }
         for (CacheEntry<String, byte[]> e : concat(preferred, others)) {
-            if (e != null && e.getValue() != null && InfinispanRecordCache.isTombstone(e.getValue())) {
+            byte[] value = e == null ? null : bytes(((CacheEntry<?, ?>) e).getValue());
+            if (value != null && InfinispanRecordCache.isTombstone(value)) {
                 return e;
             }
+        }
+        return null;
+    }
+
+    /**
+     * An entry's bytes: conflict resolution hands the policy the stored form, a {@code WrappedByteArray}, not the
+     * {@code byte[]} the cache's type says (a cast failed every merge, and no rule applied).
+     */
+    static byte[] bytes(Object value) {
+        if (value instanceof byte[] b) {
+            return b;
+        }
+        if (value instanceof org.infinispan.commons.marshall.WrappedByteArray w) {
+            return w.getBytes();
         }
         return null;
     }
