@@ -2,6 +2,7 @@ package dev.idempotency.cache;
 
 import org.infinispan.conflict.EntryMergePolicy;
 import org.infinispan.container.entries.CacheEntry;
+import org.infinispan.container.entries.MortalCacheEntry;
 
 import java.util.List;
 
@@ -17,14 +18,21 @@ import java.util.List;
  *     tombstone lives a minute; a split may last longer), and the next duplicate reads it from the store again.</li>
  * </ul>
  * Copies that are the same on every side are no conflict, and stay.
+ *
+ * <p>A copy is dropped by writing one that is already expired (a lifespan of a millisecond) to every node, not by
+ * returning {@code null}: Infinispan applies a {@code null} result as a remove run by the key's primary owner, and a
+ * remove of a key that owner lacks changes nothing anywhere, so the copy a node of the other side held stayed there.
  */
 final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
 
     @Override
     public CacheEntry<String, byte[]> merge(CacheEntry<String, byte[]> preferred, List<CacheEntry<String, byte[]>> others) {
         CacheEntry<String, byte[]> any = preferred != null ? preferred : others.isEmpty() ? null : others.get(0);
-        if (any == null || InfinispanRecordCache.isMarkerId(any.getKey())) {
+        if (any == null) {
             return null;
+        }
+        if (InfinispanRecordCache.isMarkerId(any.getKey())) {
+            return gone(any);
         }
         for (CacheEntry<String, byte[]> e : concat(preferred, others)) {
             byte[] value = e == null ? null : bytes(((CacheEntry<?, ?>) e).getValue());
@@ -32,7 +40,12 @@ final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
                 return e;
             }
         }
-        return null;
+        return gone(any);
+    }
+
+    /** A copy of the entry that has expired by the time any node reads it: the key is absent on every node. */
+    private static CacheEntry<String, byte[]> gone(CacheEntry<String, byte[]> entry) {
+        return new MortalCacheEntry(entry.getKey(), ((CacheEntry<?, ?>) entry).getValue(), 1, System.currentTimeMillis());
     }
 
     /**

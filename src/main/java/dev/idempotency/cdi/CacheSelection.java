@@ -79,7 +79,7 @@ public class CacheSelection {
                     s.cacheMaxEntries(), keys, s.allowInsecureTransport(), owners(s), tuning(s));
             if (keys.fromSecret()) {
                 LOG.log(Level.INFO, s.jgroupsStack().isEmpty()
-                        ? "The clustered cache's JGroups stack is encrypted and authenticated (SYM_ENCRYPT, SERIALIZE, AUTH) with {0}; its entries carry a MAC"
+                        ? "The clustered cache''s JGroups stack is encrypted and authenticated (SYM_ENCRYPT, SERIALIZE, AUTH) with {0}; its entries carry a MAC"
                         : "The clustered cache runs the JGroups stack {1} as it is; its entries carry a MAC keyed by {0}",
                         new Object[] {s.cacheSecret().source(), s.jgroupsStack()});
             }

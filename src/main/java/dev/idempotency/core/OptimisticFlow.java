@@ -338,7 +338,7 @@ final class OptimisticFlow implements ClaimFlow {
             }
             // Another call ran too, and its row is there first: nothing of this one may commit.
             transactions.setRollbackOnly();
-            LOG.log(Level.FINE, "{0}: another call stored its answer first; this call's work rolls back", key);
+            LOG.log(Level.FINE, "{0}: another call stored its answer first; this call''s work rolls back", key);
             if (claim instanceof Claim.Existing existing && existing.record().isFinished()) {
                 IdempotencyRecord winner = existing.record();
                 if (!winner.fingerprint().equals(fingerprint)) {

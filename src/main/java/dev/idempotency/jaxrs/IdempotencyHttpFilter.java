@@ -545,17 +545,17 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         } catch (dev.idempotency.core.AnsweredFirst e) {
             // Another call of the key (on a node whose marker this one could not see) stored its answer first: this
             // request's work rolled back, and the client gets the first answer, as its retry would.
-            LOG.log(Level.FINE, "{0}: another call stored the key's answer first; this request's work rolled back and"
+            LOG.log(Level.FINE, "{0}: another call stored the key''s answer first; this request''s work rolled back and"
                     + " the first answer is sent", method.describe());
             Response answer = replay(StoredHttpResponse.decode(e.record().response()));
             expiry(answer.getHeaders(), e.record().expiresAt());
             return answer;
         } catch (dev.idempotency.IdempotencyInProgressException e) {
-            LOG.log(Level.FINE, "{0}: another node committed the key first; this request's work rolled back", method.describe());
+            LOG.log(Level.FINE, "{0}: another node committed the key first; this request''s work rolled back", method.describe());
             return Problems.inProgress(e.retryAfter().toSeconds());
         } catch (IdempotencyKeyReusedException e) {
             // Another request with the key (another body, ...) stored its answer first: this one's work rolled back.
-            LOG.log(Level.FINE, "{0}: another request with the key stored its answer first; this request's work rolled back",
+            LOG.log(Level.FINE, "{0}: another request with the key stored its answer first; this request''s work rolled back",
                     method.describe());
             return Problems.keyReused(method.http().header());
         } catch (RuntimeException e) {

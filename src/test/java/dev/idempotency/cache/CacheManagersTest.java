@@ -160,6 +160,77 @@ class CacheManagersTest {
         }
     }
 
+    /**
+     * A split cluster whose two sides wrote differently merges to copies that cannot be a wrong answer, on both nodes: a
+     * record deleted on one side stays deleted (its tombstone wins), a record only one side wrote is dropped (the store
+     * answers it next), a running marker is dropped, and a record both sides hold alike stays. The split is made by
+     * JGroups' own {@code DISCARD}, as Infinispan's partition tests make theirs.
+     */
+    @Test
+    void aSplitClusterMergesToNoWrongAnswerOnEitherNode() throws Exception {
+        EmbeddedCacheManager[] pair = twoNodes("merge-test", 7878);
+        EmbeddedCacheManager a = pair[0];
+        EmbeddedCacheManager b = pair[1];
+        try {
+            java.time.Clock clock = java.time.Clock.systemUTC();
+            CacheKeys keys = CacheKeys.unprotected("merge-test");
+            InfinispanRecordCache onA = new InfinispanRecordCache(CacheManagers.defineCache(a, 100), clock,
+                    new dev.idempotency.core.LocalCompletionSignals(), keys);
+            InfinispanRecordCache onB = new InfinispanRecordCache(CacheManagers.defineCache(b, 100), clock,
+                    new dev.idempotency.core.LocalCompletionSignals(), keys);
+            dev.idempotency.spi.ScopedKey deleted = new dev.idempotency.spi.ScopedKey("payments", "alice", "deleted-on-b");
+            dev.idempotency.spi.ScopedKey oneSide = new dev.idempotency.spi.ScopedKey("payments", "alice", "written-on-a");
+            dev.idempotency.spi.ScopedKey marked = new dev.idempotency.spi.ScopedKey("payments", "alice", "marked-on-a");
+            dev.idempotency.spi.ScopedKey kept = new dev.idempotency.spi.ScopedKey("payments", "alice", "the-same-on-both");
+            java.time.Instant before = clock.instant().minusSeconds(5);
+            onA.put(finishedAt(deleted, before, "deleted"));
+            onA.put(finishedAt(kept, before, "kept"));
+            assertThat(onB.get(deleted)).as("replicated before the split").isPresent();
+
+            org.jgroups.protocols.DISCARD[] discards = {new org.jgroups.protocols.DISCARD(), new org.jgroups.protocols.DISCARD()};
+            channel(a).getProtocolStack().insertProtocol(discards[0], org.jgroups.stack.ProtocolStack.Position.ABOVE, TCP.class);
+            channel(b).getProtocolStack().insertProtocol(discards[1], org.jgroups.stack.ProtocolStack.Position.ABOVE, TCP.class);
+            discards[0].addIgnoredMembers(channel(b).getAddress());
+            discards[1].addIgnoredMembers(channel(a).getAddress());
+            awaitMembers(a, b, 1, "the split is detected");
+
+            onB.evict(deleted); // deleted on B's side only
+            onA.put(finishedAt(oneSide, clock.instant(), "one side")); // written on A's side only
+            assertThat(onA.mark(marked, "node-a/1", java.time.Duration.ofMinutes(5))).isTrue(); // A's call still runs
+            assertThat(onA.get(deleted)).as("A's side still holds what B deleted").isPresent();
+
+            discards[0].resetIgnoredMembers();
+            discards[1].resetIgnoredMembers();
+            awaitMembers(a, b, 2, "the two sides merge");
+            // Conflict resolution runs after the merged view, on Infinispan's own threads: its result is polled for.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while ((onA.get(deleted).isPresent() || onA.get(oneSide).isPresent() || onB.get(oneSide).isPresent())
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            for (InfinispanRecordCache on : List.of(onA, onB)) {
+                assertThat(on.get(deleted)).as("a record deleted on one side stays deleted").isEmpty();
+                assertThat(on.get(oneSide)).as("a record only one side wrote is dropped").isEmpty();
+                assertThat(on.get(kept)).as("a record both sides hold alike stays")
+                        .map(r -> new String(r.response(), StandardCharsets.UTF_8)).contains("kept");
+            }
+            assertThat(onB.mark(marked, "node-b/1", java.time.Duration.ofMinutes(5)))
+                    .as("a running marker is dropped: the store judges the claim").isTrue();
+        } finally {
+            b.stop();
+            a.stop();
+        }
+    }
+
+    /** Waits (up to 60 s) until both nodes see {@code size} members. */
+    private static void awaitMembers(EmbeddedCacheManager a, EmbeddedCacheManager b, int size, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (a.getMembers().size() != size || b.getMembers().size() != size) {
+            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+            Thread.sleep(50); // the view's arrival, polled: JGroups has no wait for it here
+        }
+    }
+
     /** Two nodes of one cluster on loopback (ports {@code port} and the next), once each sees the other. */
     static EmbeddedCacheManager[] twoNodes(String cluster, int port) throws InterruptedException {
         String hosts = "127.0.0.1[" + port + "],127.0.0.1[" + (port + 1) + "]";

@@ -90,7 +90,11 @@ public final class ClusterNode {
 
     ClusterNode(String name, int port, String initialHosts, long leaseMillis, String secret) {
         this.name = name;
-        env = new JtaEnvironment(TestDatabase.POSTGRES, Map.of("hibernate.generate_statistics", "true"));
+        // A pool of 16 a node: four nodes' pools together stay well inside PostgreSQL's 100 connections, whatever else
+        // holds some, and a node's racing calls (24 at most in these tests) wait their turn for a connection.
+        TestDatabase db = TestDatabase.POSTGRES;
+        env = new JtaEnvironment(db.url, db.user, db.password, Map.of("hibernate.generate_statistics", "true"),
+                Integer.getInteger("idempotency.test.pool", 16), false);
         CacheKeys keys = secret == null ? CacheKeys.unprotected("idempotency-cluster-test")
                 : CacheKeys.of(secret.getBytes(StandardCharsets.UTF_8));
         String kind = System.getProperty("idempotency.test.cache", "replicated");

@@ -72,7 +72,7 @@ public final class ScalingRun {
         try (ClusterProcesses processes = new ClusterProcesses()) {
             List<Node> nodes = new ArrayList<>();
             for (int i = 1; i <= count; i++) {
-                nodes.add(processes.start("scale-" + i, 7910 + i, HOSTS, 30_000, List.of("-Didempotency.test.cache=" + kind)));
+                nodes.add(processes.start("scale-" + i, 7910 + i, HOSTS, 30_000, List.of("-Didempotency.test.cache=" + kind, "-Didempotency.test.pool=" + Math.max(16, threads + 4))));
             }
             if (mode.equals("replicated") || mode.equals("distributed")) {
                 processes.awaitMembers(count, nodes);
