@@ -359,7 +359,12 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
 
     /** A tombstone: its marker byte, a nonce (no two alike), and when it was written ({@link #tombstoneTime}). */
     private byte[] tombstone() {
-        return java.nio.ByteBuffer.allocate(17).put(TOMBSTONE).putLong(nonce.incrementAndGet()).putLong(clock.millis()).array();
+        return tombstone(nonce.incrementAndGet(), clock.millis());
+    }
+
+    /** A tombstone with this nonce, written at {@code millis} (epoch milliseconds). */
+    static byte[] tombstone(long nonce, long millis) {
+        return java.nio.ByteBuffer.allocate(17).put(TOMBSTONE).putLong(nonce).putLong(millis).array();
     }
 
     @Override

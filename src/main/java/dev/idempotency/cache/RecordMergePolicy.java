@@ -1,27 +1,34 @@
 package dev.idempotency.cache;
 
+import org.infinispan.commons.marshall.WrappedByteArray;
 import org.infinispan.conflict.EntryMergePolicy;
 import org.infinispan.container.entries.CacheEntry;
 import org.infinispan.container.entries.MortalCacheEntry;
 
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What the records cache keeps of an entry whose copies differ when a split cluster merges again. The store judges
- * every key, so a copy is only kept where it cannot be a wrong answer; anything else is dropped, and the store answers:
+ * every key, so no copy that differs is kept: the cache only saves the store questions, and a copy kept from one side
+ * may be the answer the other side deleted, or replaced.
  *
  * <ul>
- * <li>a running marker is dropped: its claim is judged by the store, and a marker kept after its holder finished (or
- *     one removed on one side and not the other) would only hold duplicates off for nothing;</li>
- * <li>a tombstone (the key released or deleted on one side) wins over a record: the record may be the one deleted;</li>
- * <li>a record whose copies differ, or that one side lacks, is dropped: the side that lacks it may have deleted it (its
- *     tombstone lives a minute; a split may last longer), and the next duplicate reads it from the store again.</li>
+ * <li>A record (or a tombstone) whose copies differ, or that one side lacks, becomes a new tombstone on every node,
+ *     written at the latest of now and the tombstones' own times: the next duplicate reads the key from the store and
+ *     caches it again, and a late write of a record that finished before that time (a completion still queued across
+ *     the merge, a store read begun before a deletion) is kept out, as after any deletion.</li>
+ * <li>A running marker is dropped: its claim is judged by the store, and a marker kept after its holder finished (or
+ *     one removed on one side and not the other) would only hold duplicates off for nothing.</li>
  * </ul>
  * Copies that are the same on every side are no conflict, and stay.
  *
- * <p>A copy is dropped by writing one that is already expired (a lifespan of a millisecond) to every node, not by
- * returning {@code null}: Infinispan applies a {@code null} result as a remove run by the key's primary owner, and a
- * remove of a key that owner lacks changes nothing anywhere, so the copy a node of the other side held stayed there.
+ * <p>No copy of a record is ever written back, not even one already expired: a write's lifespan counts from when each
+ * node stores it, so a record copied "expired" is a live answer there for a millisecond or so. A marker is dropped by
+ * writing it back with a lifespan of a millisecond (a marker is never read as an answer); returning {@code null} would
+ * not do: Infinispan applies it as a remove run by the key's primary owner, which changes nothing where that owner
+ * lacks the key.
  */
 final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
 
@@ -32,20 +39,30 @@ final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
             return null;
         }
         if (InfinispanRecordCache.isMarkerId(any.getKey())) {
-            return gone(any);
+            return expired(any);
         }
+        long at = System.currentTimeMillis();
         for (CacheEntry<String, byte[]> e : concat(preferred, others)) {
             byte[] value = e == null ? null : bytes(((CacheEntry<?, ?>) e).getValue());
             if (value != null && InfinispanRecordCache.isTombstone(value)) {
-                return e;
+                at = Math.max(at, InfinispanRecordCache.tombstoneTime(value));
             }
         }
-        return gone(any);
+        return tombstone(any.getKey(), at);
     }
 
-    /** A copy of the entry that has expired by the time any node reads it: the key is absent on every node. */
-    private static CacheEntry<String, byte[]> gone(CacheEntry<String, byte[]> entry) {
-        return new MortalCacheEntry(entry.getKey(), ((CacheEntry<?, ?>) entry).getValue(), 1, System.currentTimeMillis());
+    /** A tombstone written at {@code millis}, in the cache's stored form, for a tombstone's life. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static CacheEntry<String, byte[]> tombstone(String key, long millis) {
+        byte[] tombstone = InfinispanRecordCache.tombstone(ThreadLocalRandom.current().nextLong(), millis);
+        return (CacheEntry) new MortalCacheEntry(key, new WrappedByteArray(tombstone),
+                TimeUnit.SECONDS.toMillis(InfinispanRecordCache.TOMBSTONE_LIFESPAN_SECONDS), System.currentTimeMillis());
+    }
+
+    /** The entry again, with a lifespan of a millisecond from when each node stores it: gone at once. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static CacheEntry<String, byte[]> expired(CacheEntry<String, byte[]> entry) {
+        return (CacheEntry) new MortalCacheEntry(entry.getKey(), ((CacheEntry<?, ?>) entry).getValue(), 1, System.currentTimeMillis());
     }
 
     /**
@@ -56,7 +73,7 @@ final class RecordMergePolicy implements EntryMergePolicy<String, byte[]> {
         if (value instanceof byte[] b) {
             return b;
         }
-        if (value instanceof org.infinispan.commons.marshall.WrappedByteArray w) {
+        if (value instanceof WrappedByteArray w) {
             return w.getBytes();
         }
         return null;

@@ -179,10 +179,20 @@ public class IdempotencyRuntime {
         }
     }
 
+    /** The JTA registry ({@code TransactionSynchronizationRegistry}) when there is one, else {@code null}. */
+    private volatile Object transactionRegistry;
+
+    /** The JTA registry when there is one, else {@code null}: typed {@code Object}, so that no JTA class loads without JTA. */
+    Object transactionRegistry() {
+        engine();
+        return transactionRegistry;
+    }
+
     private void start() {
         GlobalSettings s = settings();
         codec = new JsonCodec();
         TransactionSynchronizationRegistryHolder tsr = TransactionSynchronizationRegistryHolder.find(beans);
+        transactionRegistry = tsr.registry();
         TransactionBridge bridge = tsr.bridge(beans);
         IdempotencyStore store = storeSelection.create(s, tsr);
         ExecutorService executor = executors.executor();

@@ -72,13 +72,16 @@ public class IdempotentInterceptor {
         }
         Object[] args = ctx.getParameters();
         boolean jms = m.keySource() == KeySource.JMS_MESSAGE;
-        String key = keyOf(m, jms ? JmsMessages.key(args[0], m.messageProperty()) : m.keyOf(args));
+        boolean record = m.keySource() == KeySource.RECORD;
+        String key = keyOf(m, jms ? JmsMessages.key(args[0], m.messageProperty())
+                : record ? ReactiveMessages.key(args[0], m.messageProperty()) : m.keyOf(args));
         if (key == null) {
             if (m.required()) {
                 engine.observer().keyRejected(m.namespace(), true);
                 LOG.log(Level.FINE, "Rejected a call of {0}: no key", m.describe());
                 throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe()
                         + (jms ? ": the message has no " + (m.messageProperty() == null ? "JMS message id" : "property " + m.messageProperty())
+                        : record ? ": " + ReactiveMessages.missing(args[0], m.messageProperty())
                         : m.keyInside() == null ? ": its @IdempotencyKey parameter is null or blank"
                         : ": its key " + m.keyInside().description() + " is null or blank, or the parameter is null"));
             }
@@ -87,12 +90,34 @@ public class IdempotentInterceptor {
         LastCall.forget();
         JsonCodec codec = runtime.codec();
         ScopedKey scopedKey = runtime.atRest(new ScopedKey(m.namespace(), callers.principalName(runtime.settings().scopeByPrincipal()), key));
-        String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0]) : codec.fingerprint(m, args);
+        String fingerprint = jms ? JmsMessages.fingerprint(m.namespace(), args[0])
+                : record ? ReactiveMessages.fingerprint(m.namespace(), args[0], codec) : codec.fingerprint(m, args);
+        // A consumer's record (an @Incoming method): a Message it acknowledges itself is acknowledged once the method's
+        // transaction commits; what the method returns (the acknowledgement's stage) is handed back once it ran.
+        MethodSettings.Incoming incoming = m.incoming();
+        Object message = incoming != null && incoming.takesMessage() ? args[0] : null;
+        Object registry = message != null ? runtime.transactionRegistry() : null;
+        ReactiveMessages.Settlement settlement = message != null ? new ReactiveMessages.Settlement() : null;
+        if (message != null && registry != null) {
+            args[0] = ReactiveMessages.ackingAfterCommit(message, registry, settlement);
+            ctx.setParameters(args);
+        }
+        Object[] returned = new Object[1];
         // The method's flow (atomic or leased) was chosen when the application started.
         AtomicOutcome<Object> outcome = runtime.flow(m).run(scopedKey, fingerprint, null, m.policy(), new AtomicCall<>() {
             @Override
             public Object run() throws Exception {
-                return ctx.proceed();
+                Object result = ctx.proceed();
+                if (incoming == null) {
+                    return result;
+                }
+                // A consumer stores no value: that it ran is the answer. A stage that already failed is its failure.
+                Throwable failed = ReactiveMessages.failure(result);
+                if (failed != null) {
+                    throw sneaky(failed);
+                }
+                returned[0] = result;
+                return null;
             }
 
             @Override
@@ -119,6 +144,22 @@ public class IdempotentInterceptor {
                 return m.async();
             }
         });
+        if (settlement != null) {
+            settlement.returned();
+        }
+        if (outcome instanceof AtomicOutcome.Replayed<Object> replayed && incoming != null) {
+            LastCall.remember(new IdempotentResult<>(null, true, replayed.record().completedAt()));
+            return duplicateRecord(m, incoming, codec, replayed.record(), message, registry);
+        }
+        if (settlement != null && settlement.rolledBack()) {
+            // The method acknowledged its record in a transaction that rolled back (marked for rollback, say): refused,
+            // so that it comes again.
+            return ReactiveMessages.settle(message, null, ReactiveMessages.rolledBack());
+        }
+        if (incoming != null) {
+            LastCall.remember(new IdempotentResult<>(null, false, java.time.Instant.now()));
+            return returned[0] != null || !incoming.returnsStage() ? returned[0] : CompletableFuture.completedFuture(null);
+        }
         if (outcome instanceof AtomicOutcome.Replayed<Object> replayed) {
             Object value = replay(m, codec, replayed.record());
             LastCall.remember(new IdempotentResult<>(value, true, replayed.record().completedAt()));
@@ -132,6 +173,26 @@ public class IdempotentInterceptor {
     static IdempotencyResultNotStorableException notStorable(MethodSettings m, ScopedKey key, RuntimeException e) {
         return new IdempotencyResultNotStorableException("The result of " + m.describe() + " for the " + key
                 + " ran but could not be stored (" + e.getClass().getName() + "); the key is free again", e);
+    }
+
+    /**
+     * A consumer's answer to a duplicate of a record it handled: acknowledged without running (the first delivery's
+     * work is done); a kept failure too, unless {@code keptFailures=nack}, which refuses it as its first delivery was.
+     */
+    private static Object duplicateRecord(MethodSettings m, MethodSettings.Incoming incoming, JsonCodec codec, IdempotencyRecord record,
+                                          Object message, Object registry) throws Exception {
+        Throwable failure = record.status() == RecordStatus.FAILED && incoming.nackKeptFailures()
+                ? codec.decodeFailure(m, record.response()) : null;
+        if (message != null) {
+            return ReactiveMessages.settle(message, registry, failure);
+        }
+        if (failure != null) {
+            if (incoming.returnsStage()) {
+                return CompletableFuture.failedFuture(failure);
+            }
+            throw sneaky(failure);
+        }
+        return incoming.returnsStage() ? CompletableFuture.completedFuture(null) : null;
     }
 
     private Object replay(MethodSettings m, JsonCodec codec, IdempotencyRecord record) throws Exception {

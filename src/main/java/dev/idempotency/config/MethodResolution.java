@@ -27,6 +27,7 @@ import static dev.idempotency.config.MethodSettingsResolver.canRebuild;
 import static dev.idempotency.config.MethodSettingsResolver.classNames;
 import static dev.idempotency.config.MethodSettingsResolver.defaultNamespace;
 import static dev.idempotency.config.MethodSettingsResolver.inspectable;
+import static dev.idempotency.config.MethodSettingsResolver.isIncoming;
 import static dev.idempotency.config.MethodSettingsResolver.isOnMessage;
 import static dev.idempotency.config.MethodSettingsResolver.isResourceMethod;
 import static dev.idempotency.config.MethodSettingsResolver.isUnfingerprintable;
@@ -79,6 +80,8 @@ final class MethodResolution {
     private boolean async;
     private Type valueType;
     private boolean voidResult;
+    private boolean incomingMethod;
+    private MethodSettings.Incoming incoming;
 
     MethodResolution(Config config, GlobalSettings global, Class<?> beanClass, Method method, Idempotent annotation,
                      ConfigErrors errors) {
@@ -100,6 +103,7 @@ final class MethodResolution {
         readBehaviour();
         readHttp();
         readMessaging();
+        checkIncoming();
         readClaim();
         checkStorable();
         checkClaim();
@@ -109,7 +113,7 @@ final class MethodResolution {
         return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keyInside, keepOn, releaseOn,
                 new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout, global.claimLockTimeout()), valueType, async, voidResult,
                 new HttpOptions(header, keepStatus, maxResponseSize, maxRequestSize, failOpen, anonymous, keyFrom,
-                        keyFromHeader, fingerprintFields), messageProperty, claim));
+                        keyFromHeader, fingerprintFields), messageProperty, claim, incoming));
     }
 
     /** The key's source: the Idempotency-Key header (a resource method), an @IdempotencyKey parameter, a key inside a parameter's type, or the JMS message (onMessage). */
@@ -130,6 +134,7 @@ final class MethodResolution {
         }
         keyInside = null;
         resourceMethod = isResourceMethod(beanClass, method);
+        incomingMethod = !resourceMethod && isIncoming(method);
         if (!resourceMethod && !isOnMessage(method)) {
             // A key inside a parameter's type: one level deep.
             Class<?>[] types = method.getParameterTypes();
@@ -181,6 +186,13 @@ final class MethodResolution {
             keySource = KeySource.PARAMETER;
         } else if (isOnMessage(method)) {
             keySource = KeySource.JMS_MESSAGE;
+        } else if (incomingMethod && method.getParameterCount() == 1 && (takes(MESSAGE) || takes(CONSUMER_RECORD))) {
+            keySource = KeySource.RECORD;
+        } else if (incomingMethod) {
+            keySource = null;
+            problems.add(" is an @Incoming method whose payload carries no key: take the Message<T> (the key is the "
+                    + "record's header named by messageProperty, else its topic, partition and offset) or Kafka's "
+                    + "ConsumerRecord<K, V>, or mark the key inside the payload's type with @IdempotencyKey");
         } else {
             keySource = null;
             problems.add(" has no key: mark the parameter that carries the client's key with "
@@ -212,7 +224,9 @@ final class MethodResolution {
         onConcurrent = lookup.get("onConcurrent",
                 annotation.onConcurrent() == OnConcurrent.DEFAULT ? null : annotation.onConcurrent().name(),
                 v -> OnConcurrent.valueOf(ConfigValues.oneOf(lookup.keyOf("onConcurrent"), v, "reject", "wait").toUpperCase()),
-                global.onConcurrent());
+                // A consumer's duplicate of a record still running elsewhere (a rebalance) waits for its outcome: a
+                // refusal would be a nack, which stops the channel on most connectors' default failure strategy.
+                incomingMethod ? OnConcurrent.WAIT : global.onConcurrent());
         waitTimeout = lookup.get("waitTimeout", blankToNull(annotation.waitTimeout()),
                 v -> ConfigValues.duration(lookup.keyOf("waitTimeout"), v, true), global.waitTimeout());
         ttl = lookup.get("ttl", blankToNull(annotation.ttl()),
@@ -272,19 +286,107 @@ final class MethodResolution {
         }
     }
 
-    /** The member of a message-driven bean's onMessage: the property that carries the key. */
+    /**
+     * The members of a message consumer: the property (JMS) or header (a record of an {@code @Incoming} method) that
+     * carries the key, and what a duplicate of a record whose failure was kept gets.
+     */
     private void readMessaging() {
+        boolean record = keySource == KeySource.RECORD || incomingMethod;
         messageProperty = lookup.get("messageProperty", blankToNull(annotation.messageProperty()), v -> {
             String p = v.strip();
+            if (record) {
+                if (p.isEmpty() || !p.chars().allMatch(c -> c > ' ' && c < 127)) {
+                    throw new IllegalArgumentException(lookup.keyOf("messageProperty") + "=" + v
+                            + " is not a record header name (visible ASCII characters, no spaces)");
+                }
+                return p;
+            }
             if (p.isEmpty() || !Character.isJavaIdentifierStart(p.charAt(0)) || !p.chars().allMatch(Character::isJavaIdentifierPart)) {
                 throw new IllegalArgumentException(lookup.keyOf("messageProperty") + "=" + v + " is not a JMS property name");
             }
             return p;
         }, null);
-        if (messageProperty != null && keySource != KeySource.JMS_MESSAGE && keySource != null) {
-            problems.add(" names a messageProperty but is not onMessage(jakarta.jms.Message); "
+        if (messageProperty != null && incomingMethod && keySource == KeySource.PARAMETER) {
+            problems.add(" names a messageProperty, and its key is inside its payload ("
+                    + (keyInside != null ? keyInside.description() : "parameter " + (keyIndex + 1))
+                    + "); keep one: remove messageProperty, or @IdempotencyKey and take the Message<T>");
+        } else if (messageProperty != null && keySource != KeySource.JMS_MESSAGE && keySource != KeySource.RECORD && keySource != null) {
+            problems.add(" names a messageProperty but is not onMessage(jakarta.jms.Message) or an @Incoming method; "
                     + "remove messageProperty");
         }
+        boolean nack = lookup.get("keptFailures", null,
+                v -> ConfigValues.oneOf(lookup.keyOf("keptFailures"), v, "ack", "nack").equalsIgnoreCase("nack"), false);
+        // The global key applies to the consumers among all methods; only a method's own key names a method that is not one.
+        if (nack && !incomingMethod && !lookup.keyOf("keptFailures").startsWith(MethodSettingsResolver.SEGMENT)) {
+            problems.add(" names keptFailures, which is for @Incoming methods; remove it");
+        }
+        incoming = incomingMethod ? new MethodSettings.Incoming(takes(MESSAGE), takes(CONSUMER_RECORD),
+                CompletionStage.class.isAssignableFrom(method.getReturnType()), nack) : null;
+    }
+
+    static final String MESSAGE = "org.eclipse.microprofile.reactive.messaging.Message";
+    static final String CONSUMER_RECORD = "org.apache.kafka.clients.consumer.ConsumerRecord";
+    private static final List<String> STREAMS = List.of("org.reactivestreams.Publisher", "org.reactivestreams.Subscriber",
+            "org.reactivestreams.Processor", "java.util.concurrent.Flow$Publisher", "java.util.concurrent.Flow$Subscriber",
+            "java.util.concurrent.Flow$Processor", "io.smallrye.mutiny.Multi",
+            "org.eclipse.microprofile.reactive.streams.operators.PublisherBuilder",
+            "org.eclipse.microprofile.reactive.streams.operators.SubscriberBuilder",
+            "org.eclipse.microprofile.reactive.streams.operators.ProcessorBuilder");
+
+    /** Whether the method's one parameter is of the named type. */
+    private boolean takes(String type) {
+        return method.getParameterCount() == 1 && method.getParameterTypes()[0].getName().equals(type);
+    }
+
+    /**
+     * An {@code @Incoming} method's shape: a consumer of one record at a time ({@code void m(T)},
+     * {@code CompletionStage<Void> m(T)}, {@code CompletionStage<Void> m(Message<T>)}); streams and processors are
+     * refused, naming the shapes that work.
+     */
+    private void checkIncoming() {
+        if (!incomingMethod) {
+            return;
+        }
+        String shapes = "take one record at a time: void m(T), CompletionStage<Void> m(T) or CompletionStage<Void> m(Message<T>)";
+        for (Annotation a : method.getAnnotations()) {
+            if (a.annotationType().getName().equals("org.eclipse.microprofile.reactive.messaging.Outgoing")) {
+                problems.add(" is a processor (@Incoming and @Outgoing): @Idempotent applies to consumers, which end a "
+                        + "record's way; " + shapes + ", and send on with an Emitter inside it");
+                return;
+            }
+        }
+        List<Class<?>> types = new ArrayList<>(List.of(method.getParameterTypes()));
+        types.add(method.getReturnType());
+        for (Class<?> t : types) {
+            String stream = streamType(t);
+            if (stream != null) {
+                problems.add(" is an @Incoming method on a stream (" + stream + "): an @Idempotent consumer must " + shapes);
+                return;
+            }
+        }
+        if (method.getParameterCount() != 1) {
+            problems.add(" is an @Incoming method with " + method.getParameterCount() + " parameters: an @Idempotent consumer must " + shapes);
+        }
+        Class<?> r = method.getReturnType();
+        if (r != void.class && !CompletionStage.class.isAssignableFrom(r)) {
+            problems.add(" is an @Incoming method that returns " + r.getName() + ": an @Idempotent consumer must " + shapes);
+        }
+    }
+
+    /** The stream type the class is or implements (Reactive Streams, Flow, Mutiny's Multi, the MicroProfile builders), or {@code null}. */
+    private static String streamType(Class<?> type) {
+        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+            if (STREAMS.contains(c.getName())) {
+                return c.getName();
+            }
+            for (Class<?> i : c.getInterfaces()) {
+                String found = streamType(i);
+                if (found != null) {
+                    return found;
+                }
+            }
+        }
+        return null;
     }
 
     /** The claim mode the method asks for (its default is chosen when the application starts). */
@@ -299,6 +401,12 @@ final class MethodResolution {
         returnType = method.getGenericReturnType();
         async = CompletionStage.class.isAssignableFrom(method.getReturnType());
         valueType = returnType;
+        if (incomingMethod) {
+            // A consumer's answer is that its record was handled: nothing is stored but the fact. Its work is what the
+            // method does before it returns; a CompletionStage it returns only acknowledges the record.
+            async = false;
+            valueType = Void.class;
+        }
         if (async) {
             valueType = returnType instanceof ParameterizedType p ? p.getActualTypeArguments()[0] : Object.class;
             if (!method.getReturnType().isAssignableFrom(java.util.concurrent.CompletableFuture.class)) {

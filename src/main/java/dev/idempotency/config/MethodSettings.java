@@ -29,6 +29,8 @@ import java.util.List;
  * @param messageProperty  the JMS message property with the key, or {@code null} for the JMS message id
  * @param claim            how the key is claimed: {@link ClaimMode#ATOMIC}, {@link ClaimMode#LEASED}, or
  *                         {@link ClaimMode#DEFAULT} (atomic when the runtime can, else leased)
+ * @param incoming         how an {@code @Incoming} method (MicroProfile Reactive Messaging) takes its record and
+ *                         answers it, or {@code null} for any other method
  */
 public record MethodSettings(
         Method method,
@@ -46,7 +48,20 @@ public record MethodSettings(
         boolean voidResult,
         HttpOptions http,
         String messageProperty,
-        ClaimMode claim) {
+        ClaimMode claim,
+        Incoming incoming) {
+
+    /**
+     * An {@code @Incoming} method's shape: one record at a time, acknowledged once the method's transaction commits.
+     *
+     * @param takesMessage     whether it takes the {@code Message} (and acknowledges it itself), not the payload
+     * @param takesRecord      whether it takes Kafka's {@code ConsumerRecord} as its payload
+     * @param returnsStage     whether it returns a {@code CompletionStage} (its completion acknowledges the record)
+     * @param nackKeptFailures whether a duplicate of a record whose failure was kept is refused (nacked), as its first
+     *                         delivery was, rather than acknowledged (the default: the failure was the answer)
+     */
+    public record Incoming(boolean takesMessage, boolean takesRecord, boolean returnsStage, boolean nackKeptFailures) {
+    }
 
     /** Whether the outcome of this exception is kept ({@code FAILED}) rather than released. */
     public boolean keeps(Throwable t) {

@@ -35,7 +35,7 @@ public final class MethodSettingsResolver {
 
     /** The members that configuration may override. */
     public static final Set<String> MEMBERS = Set.of("enabled", "namespace", "required", "keepOn", "releaseOn",
-            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "maxRequestSize", "failOpen", "messageProperty", "claim",
+            "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "maxRequestSize", "failOpen", "messageProperty", "claim", "keptFailures",
             "anonymous", "keyFrom", "keyFromHeader", "fingerprintFields");
 
     static final String SEGMENT = "Idempotent/";
@@ -116,6 +116,18 @@ public final class MethodSettingsResolver {
         }
         return false;
     }
+
+    /** An {@code @Incoming} method of MicroProfile Reactive Messaging (read by name: the API may be absent). */
+    static boolean isIncoming(Method method) {
+        for (Annotation a : method.getAnnotations()) {
+            if (a.annotationType().getName().equals(INCOMING)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static final String INCOMING = "org.eclipse.microprofile.reactive.messaging.Incoming";
 
     static boolean isOnMessage(Method method) {
         return method.getName().equals("onMessage") && method.getParameterCount() == 1

@@ -10,10 +10,13 @@ import dev.idempotency.spi.IdempotencyStore;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Produces;
 
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Message;
 import org.infinispan.Cache;
 
 import java.time.Clock;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
 
 /**
  * What each node of a world deploys when the schedule reaches the engine through CDI (the {@code @Idempotent}
@@ -111,6 +114,65 @@ public final class ContractApplication {
                 keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
         public String leasedWait(@IdempotencyKey String key, String request) throws Exception {
             return WORK.get().call();
+        }
+    }
+
+    /** The header that carries a record's key. */
+    static final String HEADER = "Idempotency-Key";
+
+    /**
+     * The consumer's door: an {@code @Incoming} method per claim mode and duplicate policy, taking the record as
+     * SmallRye's Kafka connector hands it over (a {@code Message} with the record's metadata, the key in a header), running
+     * the thread's work and acknowledging the record.
+     */
+    @ApplicationScoped
+    public static class Consumers {
+        @Incoming("contract-atomic-reject")
+        @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.ATOMIC, onConcurrent = OnConcurrent.REJECT,
+                keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
+        public CompletionStage<Void> atomicReject(Message<String> record) throws Exception {
+            WORK.get().call();
+            return record.ack();
+        }
+
+        @Incoming("contract-atomic-wait")
+        @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.ATOMIC, onConcurrent = OnConcurrent.WAIT, waitTimeout = "PT20S",
+                keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
+        public CompletionStage<Void> atomicWait(Message<String> record) throws Exception {
+            WORK.get().call();
+            return record.ack();
+        }
+
+        @Incoming("contract-optimistic-reject")
+        @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.OPTIMISTIC, onConcurrent = OnConcurrent.REJECT,
+                keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
+        public CompletionStage<Void> optimisticReject(Message<String> record) throws Exception {
+            WORK.get().call();
+            return record.ack();
+        }
+
+        @Incoming("contract-optimistic-wait")
+        @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.OPTIMISTIC, onConcurrent = OnConcurrent.WAIT, waitTimeout = "PT20S",
+                keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
+        public CompletionStage<Void> optimisticWait(Message<String> record) throws Exception {
+            WORK.get().call();
+            return record.ack();
+        }
+
+        @Incoming("contract-leased-reject")
+        @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.LEASED, onConcurrent = OnConcurrent.REJECT,
+                keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
+        public CompletionStage<Void> leasedReject(Message<String> record) throws Exception {
+            WORK.get().call();
+            return record.ack();
+        }
+
+        @Incoming("contract-leased-wait")
+        @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.LEASED, onConcurrent = OnConcurrent.WAIT, waitTimeout = "PT20S",
+                keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
+        public CompletionStage<Void> leasedWait(Message<String> record) throws Exception {
+            WORK.get().call();
+            return record.ack();
         }
     }
 }

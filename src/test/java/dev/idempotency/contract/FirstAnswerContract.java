@@ -180,7 +180,14 @@ abstract class FirstAnswerContract {
          * Undertow, Weld, the library's JPA store over the schedule's pool). One node: the runtime's CDI container has a
          * fixed name, so its nodes cannot run side by side; its steps on "both nodes" are on that one.
          */
-        HTTP_FILTER(false, false);
+        HTTP_FILTER(false, false),
+        /**
+         * An {@code @Incoming} method of a Kafka consumer, called as SmallRye Reactive Messaging calls it: a
+         * {@code Message<String>} whose record carries the key in a header; the method runs the work and acknowledges the
+         * record. Its answer is the acknowledgement: a record run and committed, or a duplicate acknowledged without
+         * running; a kept failure refused again on every duplicate ({@code keptFailures=nack}), so that its answer is seen.
+         */
+        RECORD(false, true);
 
         /** Whether the call runs inside a transaction of the caller's. */
         final boolean callersTransaction;

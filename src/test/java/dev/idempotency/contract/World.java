@@ -406,7 +406,9 @@ final class World implements AutoCloseable {
             for (String s : successes) {
                 require(s.equals(text), "every success answered for " + k.key() + " is the kept one (" + text + "): " + successes);
             }
-            if (kept.status() == RecordStatus.COMPLETED) {
+            if (kept.status() == RecordStatus.COMPLETED && door == Door.RECORD) {
+                require(ok == 1, "the kept success of " + k.key() + " (a record handled) committed its work once: " + rows);
+            } else if (kept.status() == RecordStatus.COMPLETED) {
                 String n = text.substring(text.lastIndexOf('-') + 1);
                 require(rows.contains(row(k, n, Outcome.OK)), "the kept success of " + k.key() + " (" + text
                         + ") committed its work: " + rows);
@@ -462,6 +464,12 @@ final class World implements AutoCloseable {
             answered.computeIfAbsent(k.key(), x -> new HashSet<>()).add(a.text);
         }
     }
+
+    /** A consumer's answer: the record was handled (its acknowledgement). */
+    static final String RECORD_DONE = "ok:record handled";
+
+    /** The offsets of the records the consumer's door sends (each call is a delivery of its own). */
+    private final AtomicInteger offsets = new AtomicInteger();
 
     /** Whether the work ran in the call under way on this thread. */
     private final ThreadLocal<Boolean> ranHere = ThreadLocal.withInitial(() -> false);
@@ -552,6 +560,7 @@ final class World implements AutoCloseable {
     private final class WeldNode implements Node {
         private final org.jboss.weld.environment.se.WeldContainer container;
         private final ContractApplication.Payments payments;
+        private final ContractApplication.Consumers consumers;
         private final dev.idempotency.Idempotency idempotency;
         private final dev.idempotency.IdempotencyManager manager;
         private final IdempotencyEngine engine;
@@ -565,7 +574,11 @@ final class World implements AutoCloseable {
             config.put("idempotency.cache.cluster-retry-interval", Stack.TUNING.retryInterval().toString());
             config.put("idempotency.ttl", policy.ttl().toString());
             config.put("idempotency.lease", policy.lease().toString());
-            List<Class<?>> beans = new ArrayList<>(List.of(ContractApplication.Resources.class, ContractApplication.Payments.class));
+            if (door == Door.RECORD) {
+                config.put("Idempotent/keptFailures", "nack");
+            }
+            List<Class<?>> beans = new ArrayList<>(List.of(ContractApplication.Resources.class, ContractApplication.Payments.class,
+                    ContractApplication.Consumers.class));
             if (cacheKind == CacheKind.SHARED) {
                 beans.add(ContractApplication.SharedCache.class); // the application's cache wins over the configured mode
             }
@@ -574,6 +587,7 @@ final class World implements AutoCloseable {
                     .containerId(prefix + "-" + started)
                     .initialize();
             payments = container.select(ContractApplication.Payments.class).get();
+            consumers = container.select(ContractApplication.Consumers.class).get();
             idempotency = container.select(dev.idempotency.Idempotency.class).get();
             manager = container.select(dev.idempotency.IdempotencyManager.class).get();
             engine = container.select(IdempotencyEngine.class).get();
@@ -597,11 +611,60 @@ final class World implements AutoCloseable {
                     case FUNCTIONAL -> method(() -> ranOrReplayed(idempotency.with(options())
                             .call(ContractApplication.NAMESPACE, keyText, request, String.class, work::run)), outcome);
                     case MANAGER -> manager(keyText, work);
+                    case RECORD -> method(() -> consume(keyText, request), outcome);
                     default -> throw new IllegalStateException(door + " is not reached through CDI");
                 };
             } finally {
                 ContractApplication.WORK.remove();
             }
+        }
+
+        /**
+         * A record with the key in its header, handed to the consumer of this world's mode and duplicate policy; its
+         * answer is what became of the record: acknowledged after the work ran (and committed), acknowledged without it
+         * (a duplicate), or not acknowledged (its transaction rolled back; the consumer threw).
+         */
+        private Answer consume(String key, String request) throws Throwable {
+            java.util.concurrent.atomic.AtomicInteger acks = new java.util.concurrent.atomic.AtomicInteger();
+            List<Throwable> nacks = new java.util.concurrent.CopyOnWriteArrayList<>();
+            org.apache.kafka.common.header.internals.RecordHeaders headers = new org.apache.kafka.common.header.internals.RecordHeaders();
+            headers.add(ContractApplication.HEADER, key.getBytes(StandardCharsets.UTF_8));
+            org.apache.kafka.clients.consumer.ConsumerRecord<String, String> record = new org.apache.kafka.clients.consumer.ConsumerRecord<>(
+                    "contract", 0, offsets.incrementAndGet(), 0L, org.apache.kafka.common.record.TimestampType.CREATE_TIME, 0, 0, null,
+                    request, headers, java.util.Optional.empty());
+            org.eclipse.microprofile.reactive.messaging.Message<String> message = org.eclipse.microprofile.reactive.messaging.Message.of(
+                    request, org.eclipse.microprofile.reactive.messaging.Metadata.of(
+                            new io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata<>(record, "contract")),
+                    () -> {
+                        acks.incrementAndGet();
+                        return java.util.concurrent.CompletableFuture.completedFuture(null);
+                    }, reason -> {
+                        nacks.add(reason);
+                        return java.util.concurrent.CompletableFuture.completedFuture(null);
+                    });
+            boolean waits = policy.waitForResult();
+            java.util.concurrent.CompletionStage<Void> stage = switch (mode) {
+                case ATOMIC -> waits ? consumers.atomicWait(message) : consumers.atomicReject(message);
+                case OPTIMISTIC -> waits ? consumers.optimisticWait(message) : consumers.optimisticReject(message);
+                default -> waits ? consumers.leasedWait(message) : consumers.leasedReject(message);
+            };
+            try {
+                stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                throw e.getCause();
+            }
+            require(acks.get() + nacks.size() == 1, "a record is acknowledged or refused, once (" + acks.get() + " acks, "
+                    + nacks + ")");
+            if (!nacks.isEmpty()) {
+                Throwable reason = nacks.get(0);
+                if (reason instanceof ContractApplication.Kept || reason instanceof ContractApplication.Released) {
+                    throw reason; // a kept failure refused again (keptFailures=nack): the kept answer
+                }
+                // The work's transaction rolled back (marked for rollback): the record is refused, to come again.
+                require(ranHere.get(), "a record refused without running: " + reason);
+                return new Answer(false, true, false, null, false, false, null);
+            }
+            return ranHere.get() ? Answer.ran(RECORD_DONE, true) : Answer.replayed(RECORD_DONE);
         }
 
         /** The interceptor's method of this world's mode and duplicate policy. */
@@ -984,6 +1047,11 @@ final class World implements AutoCloseable {
 
     /** Which request the execution behind a kept answer ran for. */
     private String requestOf(IdempotencyRecord kept) {
+        if (door == Door.RECORD && kept.status() == RecordStatus.COMPLETED) {
+            // A consumer keeps no value: the execution behind its answer is the one whose work committed.
+            return rows(kept.scopedKey()).stream().filter(r -> r.endsWith("#OK")).findFirst()
+                    .map(r -> requestOfRun.get(r.split("#")[2])).orElse(null);
+        }
         String text = text(kept);
         return requestOfRun.get(text.substring(text.lastIndexOf('-') + 1));
     }
@@ -1007,6 +1075,9 @@ final class World implements AutoCloseable {
      * method's JSON (a returned string, a kept failure's message).
      */
     String text(IdempotencyRecord r) {
+        if (door == Door.RECORD && r.status() == RecordStatus.COMPLETED) {
+            return RECORD_DONE; // a consumer's answer is that it ran: nothing else is kept
+        }
         if (door == Door.HTTP_FILTER) {
             return HttpNode.text(r.response());
         }

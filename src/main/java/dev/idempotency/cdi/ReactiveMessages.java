@@ -1,0 +1,348 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.IdempotencyException;
+import dev.idempotency.core.Fingerprint;
+
+import jakarta.transaction.Status;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+
+import org.eclipse.microprofile.reactive.messaging.Message;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * The record an {@code @Incoming} method (MicroProfile Reactive Messaging) receives: its key, its fingerprint, and an
+ * acknowledgement that waits for the method's transaction. Loaded only for such methods, so that no Reactive Messaging
+ * class is needed elsewhere; Kafka's types are read by reflection, so that the library needs no Kafka client.
+ *
+ * <p>The record is found, in this order: the payload itself when it is Kafka's {@code ConsumerRecord}; SmallRye's
+ * {@code IncomingKafkaRecordMetadata} among the message's metadata (WildFly, Quarkus); {@code message.unwrap(ConsumerRecord.class)}
+ * (Open Liberty's connector).
+ */
+final class ReactiveMessages {
+
+    private static final String CONSUMER_RECORD = "org.apache.kafka.clients.consumer.ConsumerRecord";
+
+    private ReactiveMessages() {
+    }
+
+    /**
+     * The key of a record: the value of its header {@code header} (UTF-8) when one is named, else its coordinates,
+     * {@code topic/partition/offset}; {@code null} when it has no such header, or is no Kafka record.
+     */
+    static String key(Object argument, String header) {
+        Object record = record(argument);
+        if (record == null) {
+            return null;
+        }
+        if (header != null) {
+            Object headers = call(record, "headers", "getHeaders");
+            Object last = headers == null ? null : lastHeader(headers, header);
+            Object value = last == null ? null : call(last, "value");
+            return value instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : null;
+        }
+        return call(record, "topic", "getTopic") + "/" + call(record, "partition", "getPartition") + "/"
+                + call(record, "offset", "getOffset");
+    }
+
+    /** What the key fails to name, for the message of a missing key. */
+    static String missing(Object argument, String header) {
+        if (record(argument) == null) {
+            return "the message carries no Kafka record (its topic, partition and offset, or headers)";
+        }
+        return "the record has no header " + header;
+    }
+
+    /** SHA-256 over the namespace and the payload (text, bytes, or its JSON). */
+    static String fingerprint(String namespace, Object argument, JsonCodec codec) {
+        Object payload;
+        if (argument instanceof Message<?> m) {
+            payload = m.getPayload();
+        } else if (isConsumerRecord(argument)) {
+            payload = call(argument, "value");
+        } else {
+            payload = argument;
+        }
+        Fingerprint f = Fingerprint.start().add(namespace);
+        if (payload == null) {
+            f.add("null");
+        } else if (payload instanceof byte[] bytes) {
+            f.add("bytes").add(bytes);
+        } else if (payload instanceof CharSequence text) {
+            f.add("text").add(text.toString());
+        } else {
+            f.add("json").add(codec.canonical(payload, payload.getClass()));
+        }
+        return f.hex();
+    }
+
+    /**
+     * The message as the method gets it: its acknowledgement, asked for inside a transaction, is done once that
+     * transaction commits, and a transaction that rolls back nacks it instead; outside a transaction it is done at once.
+     *
+     * <p>A transaction that rolls back while the call is still in the library's hands refuses nothing: the library
+     * settles the record itself (a thrown failure is refused by the connector; a duplicate that lost an optimistic race
+     * is acknowledged, its key being done). Once {@code returned} is set, a rollback refuses the record.
+     *
+     * @param registry the JTA {@code TransactionSynchronizationRegistry}, or {@code null} where there is none
+     * @param returned set by the caller once the call returned normally
+     */
+    static Message<?> ackingAfterCommit(Object argument, Object registry, Settlement returned) {
+        Message<?> message = (Message<?>) argument;
+        if (registry == null) {
+            return message;
+        }
+        if (publicMethod(message.getClass(), "getMetadata") != null) {
+            // SmallRye's messages: withAck and withNack keep the metadata (the Kafka record's among them).
+            return message.withAck(() -> AfterCommit.settle(message, registry, null, returned))
+                    .withNack(failure -> AfterCommit.settle(message, registry, failure, returned));
+        }
+        return new AckingAfterCommit<>(message, registry, returned);
+    }
+
+    /** Another connector's message (Open Liberty's), as it is but for its acknowledgement: {@code unwrap} still reaches its record. */
+    private record AckingAfterCommit<T>(Message<T> message, Object registry, Settlement returned)
+            implements Message<T> {
+        @Override
+        public T getPayload() {
+            return message.getPayload();
+        }
+
+        @Override
+        public CompletionStage<Void> ack() {
+            return AfterCommit.settle(message, registry, null, returned);
+        }
+
+        @Override
+        public CompletionStage<Void> nack(Throwable reason) {
+            return AfterCommit.settle(message, registry, reason, returned);
+        }
+
+        @Override
+        public java.util.function.Supplier<CompletionStage<Void>> getAck() {
+            return this::ack;
+        }
+
+        @Override
+        public java.util.function.Function<Throwable, CompletionStage<Void>> getNack() {
+            return this::nack;
+        }
+
+        @Override
+        public <C> C unwrap(Class<C> type) {
+            return type.isInstance(this) ? type.cast(this) : message.unwrap(type);
+        }
+    }
+
+    /** Acknowledges the message (or nacks it, with {@code failure}) once the current transaction ends; at once outside one. */
+    static CompletionStage<Void> settle(Object argument, Object registry, Throwable failure) {
+        Message<?> message = (Message<?>) argument;
+        if (registry == null) {
+            return failure == null ? message.ack() : message.nack(failure);
+        }
+        return AfterCommit.settle(message, registry, failure, ALWAYS);
+    }
+
+    private static final Settlement ALWAYS = Settlement.returnedAlready();
+
+    /**
+     * Where a call's record stands between the method and the library: whether the call returned (a rollback then
+     * refuses the record), and whether the transaction in which the method acknowledged it rolled back before that (the
+     * library then settles the record itself).
+     */
+    static final class Settlement {
+        private final java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
+        private volatile boolean rolledBack;
+
+        static Settlement returnedAlready() {
+            Settlement s = new Settlement();
+            s.returned.set(true);
+            return s;
+        }
+
+        /** The call returned: from now on a rollback refuses the record. */
+        void returned() {
+            returned.set(true);
+        }
+
+        boolean hasReturned() {
+            return returned.get();
+        }
+
+        /** Whether the method acknowledged the record in a transaction that then rolled back, before the call returned. */
+        boolean rolledBack() {
+            return rolledBack;
+        }
+
+        void rollBack() {
+            rolledBack = true;
+        }
+    }
+
+    /** The failure of a stage that already completed exceptionally; {@code null} for anything else (a stage still running too). */
+    static Throwable failure(Object result) {
+        if (!(result instanceof CompletionStage<?> stage)) {
+            return null;
+        }
+        CompletableFuture<?> f;
+        try {
+            f = stage.toCompletableFuture();
+        } catch (UnsupportedOperationException e) {
+            return null; // a stage that cannot tell: taken as running
+        }
+        if (!f.isCompletedExceptionally()) {
+            return null;
+        }
+        try {
+            f.join();
+            return null;
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            return e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+        }
+    }
+
+    /** Why a record acknowledged in a transaction that rolled back is refused. */
+    static IdempotencyException rolledBack() {
+        return new IdempotencyException("The transaction that handled the record rolled back after the record was"
+                + " acknowledged in it; it is refused instead, so that it comes again");
+    }
+
+    /** The JTA part, apart: loaded only where there is a transaction manager. */
+    private static final class AfterCommit {
+
+        private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(ReactiveMessages.class.getName());
+
+        /**
+         * Inside a transaction, the stage returned is complete at once and the record is settled when the transaction
+         * ends: a transaction interceptor that ends the transaction only once the method's stage completes (Narayana's
+         * {@code @Transactional} does, for a {@code CompletionStage}) would otherwise wait for an acknowledgement that
+         * waits for it.
+         */
+        static CompletionStage<Void> settle(Message<?> message, Object registryObject, Throwable failure,
+                                            Settlement returned) {
+            TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
+            if (registry.getTransactionKey() == null) {
+                return failure == null ? message.ack() : message.nack(failure);
+            }
+            if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
+                // Marked for rollback (or ending): it cannot commit, and takes no synchronization.
+                if (failure == null && !returned.hasReturned()) {
+                    returned.rollBack();
+                    return CompletableFuture.completedFuture(null);
+                }
+                return failure == null ? message.nack(rolledBack()) : message.nack(failure);
+            }
+            registry.registerInterposedSynchronization(new Synchronization() {
+                @Override
+                public void beforeCompletion() {
+                }
+
+                @Override
+                public void afterCompletion(int status) {
+                    if (failure == null && status != Status.STATUS_COMMITTED && !returned.hasReturned()) {
+                        returned.rollBack(); // rolled back inside the call: the library settles the record itself
+                        return;
+                    }
+                    try {
+                        CompletionStage<Void> settled = failure != null ? message.nack(failure)
+                                : status == Status.STATUS_COMMITTED ? message.ack()
+                                : message.nack(rolledBack());
+                        settled.whenComplete((v, e) -> {
+                            if (e != null) {
+                                LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
+                            }
+                        });
+                    } catch (RuntimeException e) {
+                        LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
+                    }
+                }
+            });
+            return CompletableFuture.completedFuture(null);
+        }
+    }
+
+    /** The Kafka record (a {@code ConsumerRecord}, or SmallRye's metadata of one) behind the argument, or {@code null}. */
+    private static Object record(Object argument) {
+        if (isConsumerRecord(argument)) {
+            return argument;
+        }
+        if (!(argument instanceof Message<?> message)) {
+            return null;
+        }
+        Object metadata = call(message, "getMetadata");
+        if (metadata instanceof Iterable<?> all) {
+            for (Object m : all) {
+                if (m != null && m.getClass().getName().startsWith("io.smallrye.reactive.messaging.kafka")
+                        && publicMethod(m.getClass(), "getOffset") != null && publicMethod(m.getClass(), "getHeaders") != null) {
+                    return m;
+                }
+            }
+        }
+        try {
+            Class<?> type = Class.forName(CONSUMER_RECORD, false, message.getClass().getClassLoader());
+            return message.unwrap(type);
+        } catch (ClassNotFoundException | LinkageError | RuntimeException e) {
+            return null; // not a Kafka message, or a connector that cannot unwrap its record
+        }
+    }
+
+    private static boolean isConsumerRecord(Object o) {
+        for (Class<?> c = o == null ? null : o.getClass(); c != null; c = c.getSuperclass()) {
+            if (c.getName().equals(CONSUMER_RECORD)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The value of the first of the named no-argument methods the object has, or {@code null}. */
+    private static Object call(Object target, String... names) {
+        try {
+            for (String n : names) {
+                Method m = publicMethod(target.getClass(), n);
+                if (m != null) {
+                    return m.invoke(target);
+                }
+            }
+            return null;
+        } catch (ReflectiveOperationException e) {
+            throw new IdempotencyException("Could not read the record's " + names[0], e);
+        }
+    }
+
+    /** Kafka's {@code Headers.lastHeader(name)}. */
+    private static Object lastHeader(Object headers, String name) {
+        try {
+            Method m = publicMethod(headers.getClass(), "lastHeader", String.class);
+            return m == null ? null : m.invoke(headers, name);
+        } catch (ReflectiveOperationException e) {
+            throw new IdempotencyException("Could not read the record's header " + name, e);
+        }
+    }
+
+    /** The method as a public type declares it (an implementation class may be private), or {@code null}. */
+    private static Method publicMethod(Class<?> type, String name, Class<?>... parameters) {
+        if (type == null) {
+            return null;
+        }
+        if (Modifier.isPublic(type.getModifiers())) {
+            try {
+                return type.getMethod(name, parameters);
+            } catch (NoSuchMethodException e) {
+                // not here; an interface may still declare it
+            }
+        }
+        for (Class<?> i : type.getInterfaces()) {
+            Method m = publicMethod(i, name, parameters);
+            if (m != null) {
+                return m;
+            }
+        }
+        return publicMethod(type.getSuperclass(), name, parameters);
+    }
+}

@@ -1,0 +1,348 @@
+package dev.idempotency.cdi;
+
+import com.arjuna.ats.jta.cdi.TransactionExtension;
+
+import dev.idempotency.ForIdempotency;
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyKey;
+import dev.idempotency.testing.IdempotencyWeld;
+import dev.idempotency.testing.JtaEnvironment;
+import dev.idempotency.testing.TestDatabase;
+
+import io.agroal.api.AgroalDataSource;
+import io.smallrye.config.inject.ConfigExtension;
+import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
+import io.smallrye.reactive.messaging.memory.InMemoryConnector;
+import io.smallrye.reactive.messaging.providers.MediatorFactory;
+import io.smallrye.reactive.messaging.providers.connectors.ExecutionHolder;
+import io.smallrye.reactive.messaging.providers.connectors.WorkerPoolRegistry;
+import io.smallrye.reactive.messaging.providers.extension.ChannelProducer;
+import io.smallrye.reactive.messaging.providers.extension.HealthCenter;
+import io.smallrye.reactive.messaging.providers.extension.MediatorManager;
+import io.smallrye.reactive.messaging.providers.extension.ReactiveMessagingExtension;
+import io.smallrye.reactive.messaging.providers.impl.ConfiguredChannelFactory;
+import io.smallrye.reactive.messaging.providers.impl.ConnectorFactories;
+import io.smallrye.reactive.messaging.providers.impl.InternalChannelRegistry;
+import io.smallrye.reactive.messaging.providers.wiring.Wiring;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Disposes;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Inject;
+import jakarta.transaction.TransactionManager;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import jakarta.transaction.Transactional;
+
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.Metadata;
+import org.jboss.weld.environment.se.WeldContainer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import javax.sql.DataSource;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code @Idempotent} on MicroProfile Reactive Messaging {@code @Incoming} methods, as SmallRye Reactive Messaging
+ * calls them (its in-memory connector standing in for Kafka's, the records carrying the Kafka connector's metadata), on
+ * H2 with Narayana, in each claim mode: one business row per distinct key (a header, the record's coordinates, or a key
+ * inside the payload), every record acknowledged once its transaction committed, a duplicate acknowledged without
+ * running, a handler that throws refused (nacked) with nothing kept, and a kept failure acknowledged on its duplicate.
+ */
+class IncomingRecordTest {
+
+    static final String[] CHANNELS = {"by-header", "by-offset", "by-payload", "failing"};
+
+    WeldContainer container;
+
+    @ApplicationScoped
+    public static class Resources {
+        @Produces
+        @ForIdempotency
+        @ApplicationScoped
+        DataSource dataSource(TransactionManager tm, TransactionSynchronizationRegistry tsr) {
+            return JtaEnvironment.dataSource(TestDatabase.H2, tm, tsr);
+        }
+
+        void close(@Disposes @ForIdempotency DataSource ds) throws SQLException {
+            ds.unwrap(AgroalDataSource.class).close();
+        }
+    }
+
+    /** The business failure a handler's result keeps: its duplicate is answered with it, never run again. */
+    public static class Refused extends Exception {
+        public Refused(String message) {
+            super(message);
+        }
+    }
+
+    /** An order event whose id is the key. */
+    public record OrderPlaced(@IdempotencyKey String orderId, long amount) {
+    }
+
+    /** The consumers: each writes one business row per run, in the transaction the claim joins. */
+    @ApplicationScoped
+    public static class Consumers {
+        @Inject
+        @ForIdempotency
+        DataSource dataSource;
+
+        @Inject
+        TransactionSynchronizationRegistry tsr;
+
+        /** Whether the ack was asked for while the handler's transaction was still running (it must wait for it). */
+        final List<Boolean> ackedInsideTransaction = new CopyOnWriteArrayList<>();
+
+        @Incoming("by-header")
+        @Idempotent(messageProperty = "Idempotency-Key")
+        @Transactional
+        public CompletionStage<Void> byHeader(Message<String> message) throws SQLException {
+            write("by-header", message.getPayload());
+            ackedInsideTransaction.add(tsr.getTransactionKey() != null);
+            return message.ack();
+        }
+
+        public List<Boolean> acksAsked() {
+            return List.copyOf(ackedInsideTransaction);
+        }
+
+        public void failOnce(String value) {
+            booms.put(value, 1);
+        }
+
+        public Map<String, Integer> runs() {
+            return Map.copyOf(runs);
+        }
+
+        @Incoming("by-offset")
+        @Idempotent
+        public void byOffset(ConsumerRecord<String, String> record) throws SQLException {
+            write("by-offset", record.value());
+        }
+
+        @Incoming("by-payload")
+        @Idempotent
+        public void byPayload(OrderPlaced order) throws SQLException {
+            write("by-payload", order.orderId());
+        }
+
+        /** "refuse" is a kept failure; "boom" fails (released: the redelivery runs it) until {@link #booms} runs out. */
+        @Incoming("failing")
+        @Idempotent(keepOn = Refused.class)
+        public void failing(ConsumerRecord<String, String> record) throws Exception {
+            runs.merge(record.value(), 1, Integer::sum);
+            write("failing", record.value());
+            if (record.value().startsWith("refuse")) {
+                throw new Refused("refused " + record.value());
+            }
+            if (record.value().startsWith("boom") && booms.merge(record.value(), -1, Integer::sum) >= 0) {
+                throw new IllegalStateException("the handler failed on " + record.value());
+            }
+        }
+
+        final Map<String, Integer> booms = new ConcurrentHashMap<>();
+        final Map<String, Integer> runs = new ConcurrentHashMap<>();
+
+        private void write(String channel, String payload) throws SQLException {
+            try (Connection c = dataSource.getConnection();
+                 PreparedStatement ps = c.prepareStatement("insert into incoming_effect (channel, payload) values (?, ?)")) {
+                ps.setString(1, channel);
+                ps.setString(2, payload);
+                ps.executeUpdate();
+            }
+        }
+    }
+
+    /** A record as the Kafka connector delivers it, whose acks and nacks are counted. */
+    static final class Delivery {
+        final String name;
+        volatile int acks;
+        volatile int nacks;
+
+        Delivery(String name) {
+            this.name = name;
+        }
+    }
+
+    final List<Delivery> deliveries = new ArrayList<>();
+
+    <T> Message<T> record(String topic, int partition, long offset, String key, String value, T payload) {
+        RecordHeaders headers = new RecordHeaders();
+        if (key != null) {
+            headers.add("Idempotency-Key", key.getBytes(StandardCharsets.UTF_8));
+        }
+        ConsumerRecord<String, String> record = new ConsumerRecord<>(topic, partition, offset, 0L, TimestampType.CREATE_TIME,
+                0, 0, null, value, headers, Optional.empty());
+        Delivery d = new Delivery(topic + "/" + partition + "/" + offset);
+        deliveries.add(d);
+        @SuppressWarnings("unchecked")
+        T body = payload == null ? (T) record : payload;
+        return Message.of(body, Metadata.of(new IncomingKafkaRecordMetadata<>(record, topic)), () -> {
+            d.acks++;
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }, failure -> {
+            d.nacks++;
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        });
+    }
+
+    void boot(String claim) throws SQLException {
+        TestDatabase.H2.reset();
+        try (Connection c = TestDatabase.H2.connect(); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS incoming_effect");
+            s.execute("CREATE TABLE incoming_effect (channel VARCHAR(40) NOT NULL, payload VARCHAR(100) NOT NULL)");
+        }
+        InMemoryConnector.switchIncomingChannelsToInMemory(CHANNELS);
+        Map<String, String> config = new HashMap<>();
+        config.put("idempotency.claim", claim);
+        JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
+        container = IdempotencyWeld.weld(config, Resources.class, Consumers.class,
+                        MediatorFactory.class, MediatorManager.class, InternalChannelRegistry.class, ConnectorFactories.class,
+                        ConfiguredChannelFactory.class, ChannelProducer.class, ExecutionHolder.class, WorkerPoolRegistry.class,
+                        HealthCenter.class, Wiring.class, InMemoryConnector.class)
+                .addExtension(new TransactionExtension())
+                .addExtension(new ReactiveMessagingExtension())
+                .addExtension(new ConfigExtension())
+                .initialize();
+    }
+
+    @AfterEach
+    void stop() {
+        if (container != null) {
+            container.close();
+        }
+        InMemoryConnector.clear();
+        // SmallRye Reactive Messaging reads the global configuration (the in-memory channels' system properties), which
+        // registers it for this class loader: released, so that the next test may register its own.
+        org.eclipse.microprofile.config.spi.ConfigProviderResolver resolver = org.eclipse.microprofile.config.spi.ConfigProviderResolver.instance();
+        resolver.releaseConfig(resolver.getConfig(Thread.currentThread().getContextClassLoader()));
+    }
+
+    InMemoryConnector connector() {
+        return container.select(InMemoryConnector.class, Any.Literal.INSTANCE).get();
+    }
+
+    static long rows(String channel) {
+        return TestDatabase.H2.count("select count(*) from incoming_effect where channel = '" + channel + "'");
+    }
+
+    static long rows(String channel, String payload) {
+        return TestDatabase.H2.count("select count(*) from incoming_effect where channel = '" + channel + "' and payload = '" + payload + "'");
+    }
+
+    @ParameterizedTest(name = "claim {0}")
+    @ValueSource(strings = {"atomic", "optimistic", "leased"})
+    void eachDistinctKeyRunsOnceAndEveryRecordIsAcknowledged(String claim) throws Exception {
+        boot(claim);
+        InMemoryConnector connector = connector();
+        // 20 records by header, 5 of them duplicates of others (another offset, the same key); then every one again.
+        List<Message<String>> byHeader = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            String key = "order-" + (i < 15 ? i : i - 15);
+            byHeader.add(record("orders", i % 3, i, key, "payload of " + key, "payload of " + key));
+        }
+        byHeader.forEach(m -> connector.source("by-header").send(m));
+        for (int i = 0; i < 20; i++) { // a full redelivery: the group re-reads from offset 0
+            String key = "order-" + (i < 15 ? i : i - 15);
+            connector.source("by-header").send(record("orders", i % 3, i, key, "payload of " + key, "payload of " + key));
+        }
+        // 10 records keyed by their coordinates, delivered twice.
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < 10; i++) {
+                connector.source("by-offset").send(record("payments", 1, 100 + i, null, "payment " + i, null));
+            }
+        }
+        // 8 order events keyed inside the payload, 2 of them duplicates.
+        for (int i = 0; i < 8; i++) {
+            String id = "o-" + (i < 6 ? i : i - 6);
+            connector.source("by-payload").send(record("events", 0, 500 + i, null, id, new OrderPlaced(id, 10)));
+        }
+
+        awaitSettled();
+        assertThat(rows("by-header")).as("one business row per distinct header key").isEqualTo(15);
+        for (int i = 0; i < 15; i++) {
+            assertThat(rows("by-header", "payload of order-" + i)).isEqualTo(1);
+        }
+        assertThat(rows("by-offset")).as("one business row per record, its redelivery not run").isEqualTo(10);
+        assertThat(rows("by-payload")).as("one business row per key inside the payload").isEqualTo(6);
+        assertThat(deliveries).allSatisfy(d -> {
+            assertThat(d.acks).as(d.name + " acknowledged once").isEqualTo(1);
+            assertThat(d.nacks).as(d.name + " never refused").isZero();
+        });
+        Consumers consumers = container.select(Consumers.class).get();
+        assertThat(consumers.acksAsked()).as("the handler asked for the ack inside its transaction").contains(true);
+    }
+
+    @ParameterizedTest(name = "claim {0}")
+    @ValueSource(strings = {"atomic", "optimistic", "leased"})
+    void aHandlerThatThrowsIsRefusedUntilItRunsAndAKeptFailureIsAcknowledged(String claim) throws Exception {
+        boot(claim);
+        InMemoryConnector connector = connector();
+        Consumers consumers = container.select(Consumers.class).get();
+        consumers.failOnce("boom-1"); // fails once: its transaction rolls back, the redelivery runs it
+        Message<ConsumerRecord<String, String>> first = record("jobs", 0, 1, null, "boom-1", null);
+        connector.source("failing").send(first);
+        awaitSettled();
+        assertThat(deliveries.get(0).nacks).as("the failed delivery is refused, not acknowledged").isEqualTo(1);
+        assertThat(deliveries.get(0).acks).isZero();
+        // Its write rolled back with the claim's transaction; a leased claim's work commits on its own, and stays.
+        boolean leased = claim.equals("leased");
+        assertThat(rows("failing", "boom-1")).as("its write rolled back (unless the work commits on its own)").isEqualTo(leased ? 1 : 0);
+
+        connector.source("failing").send(record("jobs", 0, 1, null, "boom-1", null)); // the redelivery
+        connector.source("failing").send(record("jobs", 0, 1, null, "boom-1", null)); // and a duplicate of it
+        // A kept failure: refused on its first delivery (the handler threw), acknowledged on its duplicates.
+        connector.source("failing").send(record("jobs", 0, 2, null, "refuse-2", null));
+        connector.source("failing").send(record("jobs", 0, 2, null, "refuse-2", null));
+        awaitSettled();
+        assertThat(rows("failing", "boom-1")).as("the redelivery ran once").isEqualTo(leased ? 2 : 1);
+        assertThat(deliveries.get(1).acks).isEqualTo(1);
+        assertThat(deliveries.get(2).acks).as("its duplicate acknowledged without running").isEqualTo(1);
+        assertThat(deliveries.get(3).nacks).as("the kept failure's own delivery is refused").isEqualTo(1);
+        assertThat(deliveries.get(4).acks).as("a duplicate of a kept failure is acknowledged").isEqualTo(1);
+        assertThat(deliveries.get(4).nacks).isZero();
+        assertThat(consumers.runs()).as("the failed record ran twice (once refused, once done), the kept failure once")
+                .containsEntry("boom-1", 2).containsEntry("refuse-2", 1);
+    }
+
+    /** SmallRye's own view of its channels (a failure it reported, a channel not started). */
+    private String health() {
+        io.smallrye.reactive.messaging.providers.extension.HealthCenter h = container.select(
+                io.smallrye.reactive.messaging.providers.extension.HealthCenter.class).get();
+        return "liveness " + h.getLiveness().getChannels().stream().map(c -> c.getChannel() + ":" + c.isOk() + ":" + c.getMessage()).toList()
+                + ", readiness " + h.getReadiness().getChannels().stream().map(c -> c.getChannel() + ":" + c.isOk() + ":" + c.getMessage()).toList();
+    }
+
+    /** Every record sent so far acknowledged or refused: the in-memory connector calls the handlers on the sender's thread, their stages complete later. */
+    private void awaitSettled() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (deliveries.stream().anyMatch(d -> d.acks + d.nacks == 0)) {
+            assertThat(System.nanoTime()).as("every record settled within 30 s: " + deliveries.stream()
+                    .map(d -> d.name + " " + d.acks + "/" + d.nacks).toList() + ", " + health() + ", rows " + rows("by-header")
+                    + ", acks asked " + container.select(Consumers.class).get().acksAsked()).isLessThan(deadline);
+            Thread.sleep(10); // polling the counts the connector's callbacks update
+        }
+    }
+
+}
