@@ -70,6 +70,23 @@ public class IdempotentInterceptor {
             }
             return ctx.proceed();
         }
+        if (m.incoming() != null && m.incoming().takesMessage()) {
+            // A consumer that takes the Message settles it: a failure refuses it (a nack, its transaction marked for
+            // rollback first). Thrown, it would end the channel's stream: SmallRye acknowledges such methods manually, and
+            // does not nack a record whose method threw.
+            Object message = ctx.getParameters()[0];
+            ReactiveMessages.Settlement settlement = new ReactiveMessages.Settlement();
+            try {
+                return intercept(ctx, m, settlement);
+            } catch (Exception e) {
+                LOG.log(Level.FINE, "{0} refused a record", new Object[] {m.describe(), e});
+                return ReactiveMessages.refuse(message, runtime.transactionRegistry(), e);
+            }
+        }
+        return intercept(ctx, m, null);
+    }
+
+    private Object intercept(InvocationContext ctx, MethodSettings m, ReactiveMessages.Settlement settlement) throws Exception {
         Object[] args = ctx.getParameters();
         boolean jms = m.keySource() == KeySource.JMS_MESSAGE;
         boolean record = m.keySource() == KeySource.RECORD;
@@ -97,7 +114,6 @@ public class IdempotentInterceptor {
         MethodSettings.Incoming incoming = m.incoming();
         Object message = incoming != null && incoming.takesMessage() ? args[0] : null;
         Object registry = message != null ? runtime.transactionRegistry() : null;
-        ReactiveMessages.Settlement settlement = message != null ? new ReactiveMessages.Settlement() : null;
         if (message != null && registry != null) {
             args[0] = ReactiveMessages.ackingAfterCommit(message, registry, settlement);
             ctx.setParameters(args);
@@ -110,6 +126,9 @@ public class IdempotentInterceptor {
                 Object result = ctx.proceed();
                 if (incoming == null) {
                     return result;
+                }
+                if (settlement != null && settlement.nacked() != null) {
+                    throw sneaky(settlement.nacked()); // the method refused its record: a failure, as if it had thrown
                 }
                 // A consumer stores no value: that it ran is the answer. A stage that already failed is its failure.
                 Throwable failed = ReactiveMessages.failure(result);

@@ -86,8 +86,9 @@ final class ReactiveMessages {
      * transaction commits, and a transaction that rolls back nacks it instead; outside a transaction it is done at once.
      *
      * <p>A transaction that rolls back while the call is still in the library's hands refuses nothing: the library
-     * settles the record itself (a thrown failure is refused by the connector; a duplicate that lost an optimistic race
-     * is acknowledged, its key being done). Once {@code returned} is set, a rollback refuses the record.
+     * settles the record itself (a failure is refused, see {@link #refuse}; a duplicate that lost an optimistic race is
+     * acknowledged, its key being done). Once {@code returned} is set, a rollback refuses the record. A nack the method
+     * asks for while the call runs is its failure: the call fails with it, and the library refuses the record.
      *
      * @param registry the JTA {@code TransactionSynchronizationRegistry}, or {@code null} where there is none
      * @param returned set by the caller once the call returned normally
@@ -97,10 +98,12 @@ final class ReactiveMessages {
         if (registry == null) {
             return message;
         }
-        if (publicMethod(message.getClass(), "getMetadata") != null) {
-            // SmallRye's messages: withAck and withNack keep the metadata (the Kafka record's among them).
+        if (publicMethod(Message.class, "getMetadata") != null) {
+            // SmallRye's Message (its API declares metadata): withAck and withNack keep the metadata, the Kafka record's
+            // among them. A nack asked for while the call runs is the method's failure: the library refuses the record.
             return message.withAck(() -> AfterCommit.settle(message, registry, null, returned))
-                    .withNack(failure -> AfterCommit.settle(message, registry, failure, returned));
+                    .withNack(failure -> returned.hasReturned() ? AfterCommit.settle(message, registry, failure, returned)
+                            : returned.nackedWith(failure));
         }
         return new AckingAfterCommit<>(message, registry, returned);
     }
@@ -120,7 +123,7 @@ final class ReactiveMessages {
 
         @Override
         public CompletionStage<Void> nack(Throwable reason) {
-            return AfterCommit.settle(message, registry, reason, returned);
+            return returned.hasReturned() ? AfterCommit.settle(message, registry, reason, returned) : returned.nackedWith(reason);
         }
 
         @Override
@@ -158,6 +161,7 @@ final class ReactiveMessages {
     static final class Settlement {
         private final java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
         private volatile boolean rolledBack;
+        private volatile Throwable nacked;
 
         static Settlement returnedAlready() {
             Settlement s = new Settlement();
@@ -181,6 +185,16 @@ final class ReactiveMessages {
 
         void rollBack() {
             rolledBack = true;
+        }
+
+        /** The reason the method refused its record with, while the call ran; {@code null} if it did not. */
+        Throwable nacked() {
+            return nacked;
+        }
+
+        CompletionStage<Void> nackedWith(Throwable reason) {
+            nacked = reason == null ? new IdempotencyException("The record was refused") : reason;
+            return CompletableFuture.completedFuture(null);
         }
     }
 
@@ -206,6 +220,18 @@ final class ReactiveMessages {
         }
     }
 
+    /**
+     * Refuses a record whose call failed: the transaction it ran in (the caller's, still open) is marked for rollback,
+     * and the record nacked with the failure.
+     */
+    static CompletionStage<Void> refuse(Object argument, Object registry, Throwable failure) {
+        Message<?> message = (Message<?>) argument;
+        if (registry != null) {
+            AfterCommit.markRollbackOnly(registry);
+        }
+        return message.nack(failure);
+    }
+
     /** Why a record acknowledged in a transaction that rolled back is refused. */
     static IdempotencyException rolledBack() {
         return new IdempotencyException("The transaction that handled the record rolled back after the record was"
@@ -223,6 +249,13 @@ final class ReactiveMessages {
          * {@code @Transactional} does, for a {@code CompletionStage}) would otherwise wait for an acknowledgement that
          * waits for it.
          */
+        static void markRollbackOnly(Object registryObject) {
+            TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
+            if (registry.getTransactionKey() != null && registry.getTransactionStatus() == Status.STATUS_ACTIVE) {
+                registry.setRollbackOnly();
+            }
+        }
+
         static CompletionStage<Void> settle(Message<?> message, Object registryObject, Throwable failure,
                                             Settlement returned) {
             TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;

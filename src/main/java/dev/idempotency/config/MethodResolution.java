@@ -228,11 +228,23 @@ final class MethodResolution {
                 // refusal would be a nack, which stops the channel on most connectors' default failure strategy.
                 incomingMethod ? OnConcurrent.WAIT : global.onConcurrent());
         waitTimeout = lookup.get("waitTimeout", blankToNull(annotation.waitTimeout()),
-                v -> ConfigValues.duration(lookup.keyOf("waitTimeout"), v, true), global.waitTimeout());
+                v -> ConfigValues.duration(lookup.keyOf("waitTimeout"), v, true), null);
         ttl = lookup.get("ttl", blankToNull(annotation.ttl()),
                 v -> ConfigValues.duration(lookup.keyOf("ttl"), v, false), global.ttl());
         lease = lookup.get("lease", blankToNull(annotation.lease()),
                 v -> ConfigValues.duration(lookup.keyOf("lease"), v, false), global.lease());
+        if (waitTimeout == null) {
+            // A consumer's duplicate runs beside the first delivery only once that one outlived the consumer's poll
+            // interval (Kafka's max.poll.interval.ms, 5 minutes by default): it waits at least that long, or the lease.
+            waitTimeout = global.waitTimeout();
+            if (incomingMethod) {
+                for (Duration longer : new Duration[] {CONSUMER_WAIT, lease}) {
+                    if (longer != null && waitTimeout != null && longer.compareTo(waitTimeout) > 0) {
+                        waitTimeout = longer;
+                    }
+                }
+            }
+        }
         if (ttl != null && lease != null && ttl.compareTo(lease) < 0) {
             problems.add(" keeps its records for " + ttl + " (ttl), less than its lease of " + lease
                     + ": a running call's record would expire while it runs, and a retry would run it again; make ttl at least"
@@ -323,6 +335,9 @@ final class MethodResolution {
         incoming = incomingMethod ? new MethodSettings.Incoming(takes(MESSAGE), takes(CONSUMER_RECORD),
                 CompletionStage.class.isAssignableFrom(method.getReturnType()), nack) : null;
     }
+
+    /** How long a consumer's duplicate waits for the first delivery by default: Kafka's default max.poll.interval.ms. */
+    static final Duration CONSUMER_WAIT = Duration.ofMinutes(5);
 
     static final String MESSAGE = "org.eclipse.microprofile.reactive.messaging.Message";
     static final String CONSUMER_RECORD = "org.apache.kafka.clients.consumer.ConsumerRecord";

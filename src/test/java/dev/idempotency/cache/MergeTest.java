@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -50,6 +51,61 @@ class MergeTest {
         while (a.getMembers().size() != size || b.getMembers().size() != size) {
             assertThat(System.nanoTime()).isLessThan(deadline);
             Thread.sleep(50);
+        }
+    }
+
+    /**
+     * A split cluster whose two sides wrote differently merges to copies that cannot be a wrong answer, on both nodes: a
+     * record deleted on one side stays deleted (its tombstone wins), a record only one side wrote is dropped (the store
+     * answers it next), a running marker is dropped, and a record both sides hold alike stays. The split is made by
+     * JGroups' own {@code DISCARD}, as Infinispan's partition tests make theirs.
+     */
+    @Test
+    void aSplitClusterMergesToNoWrongAnswerOnEitherNode() throws Exception {
+        EmbeddedCacheManager[] pair = CacheManagersTest.twoNodes("merge-test-0", 7878);
+        EmbeddedCacheManager a = pair[0];
+        EmbeddedCacheManager b = pair[1];
+        try {
+            java.time.Clock clock = java.time.Clock.systemUTC();
+            CacheKeys keys = CacheKeys.unprotected("merge-test");
+            InfinispanRecordCache onA = new InfinispanRecordCache(CacheManagers.defineCache(a, 100), clock,
+                    new dev.idempotency.core.LocalCompletionSignals(), keys);
+            InfinispanRecordCache onB = new InfinispanRecordCache(CacheManagers.defineCache(b, 100), clock,
+                    new dev.idempotency.core.LocalCompletionSignals(), keys);
+            ScopedKey deleted = new ScopedKey("payments", "alice", "deleted-on-b");
+            ScopedKey oneSide = new ScopedKey("payments", "alice", "written-on-a");
+            ScopedKey marked = new ScopedKey("payments", "alice", "marked-on-a");
+            ScopedKey kept = new ScopedKey("payments", "alice", "the-same-on-both");
+            java.time.Instant before = clock.instant().minusSeconds(5);
+            onA.put(CacheManagersTest.finishedAt(deleted, before, "deleted"));
+            onA.put(CacheManagersTest.finishedAt(kept, before, "kept"));
+            assertThat(onB.get(deleted)).as("replicated before the split").isPresent();
+
+            DISCARD[] discards = split(a, b);
+
+            onB.evict(deleted); // deleted on B's side only
+            onA.put(CacheManagersTest.finishedAt(oneSide, clock.instant(), "one side")); // written on A's side only
+            assertThat(onA.mark(marked, "node-a/1", java.time.Duration.ofMinutes(5))).isTrue(); // A's call still runs
+            assertThat(onA.get(deleted)).as("A's side still holds what B deleted").isPresent();
+
+            heal(a, b, discards);
+            // Conflict resolution runs after the merged view, on Infinispan's own threads: its result is polled for.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while ((onA.get(deleted).isPresent() || onA.get(oneSide).isPresent() || onB.get(oneSide).isPresent())
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            for (InfinispanRecordCache on : List.of(onA, onB)) {
+                assertThat(on.get(deleted)).as("a record deleted on one side stays deleted").isEmpty();
+                assertThat(on.get(oneSide)).as("a record only one side wrote is dropped").isEmpty();
+                assertThat(on.get(kept)).as("a record both sides hold alike stays")
+                        .map(r -> new String(r.response(), StandardCharsets.UTF_8)).contains("kept");
+            }
+            assertThat(onB.mark(marked, "node-b/1", java.time.Duration.ofMinutes(5)))
+                    .as("a running marker is dropped: the store judges the claim").isTrue();
+        } finally {
+            b.stop();
+            a.stop();
         }
     }
 

@@ -9,7 +9,6 @@ import dev.idempotency.testing.IdempotencyWeld;
 import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;
 
-import io.agroal.api.AgroalDataSource;
 import io.smallrye.config.inject.ConfigExtension;
 import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
@@ -27,10 +26,7 @@ import io.smallrye.reactive.messaging.providers.wiring.Wiring;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
-import jakarta.enterprise.inject.Disposes;
-import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
-import jakarta.transaction.TransactionManager;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 
@@ -76,20 +72,6 @@ class IncomingRecordTest {
 
     WeldContainer container;
 
-    @ApplicationScoped
-    public static class Resources {
-        @Produces
-        @ForIdempotency
-        @ApplicationScoped
-        DataSource dataSource(TransactionManager tm, TransactionSynchronizationRegistry tsr) {
-            return JtaEnvironment.dataSource(TestDatabase.H2, tm, tsr);
-        }
-
-        void close(@Disposes @ForIdempotency DataSource ds) throws SQLException {
-            ds.unwrap(AgroalDataSource.class).close();
-        }
-    }
-
     /** The business failure a handler's result keeps: its duplicate is answered with it, never run again. */
     public static class Refused extends Exception {
         public Refused(String message) {
@@ -120,7 +102,15 @@ class IncomingRecordTest {
         public CompletionStage<Void> byHeader(Message<String> message) throws SQLException {
             write("by-header", message.getPayload());
             ackedInsideTransaction.add(tsr.getTransactionKey() != null);
-            return message.ack();
+            boolean failing = booms.merge(message.getPayload(), -1, Integer::sum) >= 0;
+            if (failing && message.getPayload().startsWith("nack")) {
+                return message.nack(new IllegalStateException("refused " + message.getPayload()));
+            }
+            CompletionStage<Void> acked = message.ack();
+            if (failing && message.getPayload().startsWith("throw")) {
+                throw new IllegalStateException("failed after its ack: " + message.getPayload());
+            }
+            return acked;
         }
 
         public List<Boolean> acksAsked() {
@@ -214,10 +204,11 @@ class IncomingRecordTest {
             s.execute("CREATE TABLE incoming_effect (channel VARCHAR(40) NOT NULL, payload VARCHAR(100) NOT NULL)");
         }
         InMemoryConnector.switchIncomingChannelsToInMemory(CHANNELS);
+        JtaInterceptorContract.current = TestDatabase.H2; // its Resources: the H2 pool, enlisted in Narayana's transactions
         Map<String, String> config = new HashMap<>();
         config.put("idempotency.claim", claim);
         JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
-        container = IdempotencyWeld.weld(config, Resources.class, Consumers.class,
+        container = IdempotencyWeld.weld(config, JtaInterceptorContract.Resources.class, Consumers.class,
                         MediatorFactory.class, MediatorManager.class, InternalChannelRegistry.class, ConnectorFactories.class,
                         ConfiguredChannelFactory.class, ChannelProducer.class, ExecutionHolder.class, WorkerPoolRegistry.class,
                         HealthCenter.class, Wiring.class, InMemoryConnector.class)
@@ -324,6 +315,34 @@ class IncomingRecordTest {
         assertThat(deliveries.get(4).nacks).isZero();
         assertThat(consumers.runs()).as("the failed record ran twice (once refused, once done), the kept failure once")
                 .containsEntry("boom-1", 2).containsEntry("refuse-2", 1);
+    }
+
+    @ParameterizedTest(name = "claim {0}")
+    @ValueSource(strings = {"atomic", "optimistic", "leased"})
+    void aConsumerOfTheMessageRefusesWhatFailsAndItsChannelGoesOn(String claim) throws Exception {
+        boot(claim);
+        InMemoryConnector connector = connector();
+        Consumers consumers = container.select(Consumers.class).get();
+        consumers.failOnce("throw-1");
+        consumers.failOnce("nack-1");
+        connector.source("by-header").send(record("orders", 0, 1, null, "no header", "no header"));
+        connector.source("by-header").send(record("orders", 0, 2, "t-1", "throw-1", "throw-1"));
+        connector.source("by-header").send(record("orders", 0, 3, "n-1", "nack-1", "nack-1"));
+        connector.source("by-header").send(record("orders", 0, 4, "ok-1", "fine", "fine"));
+        awaitSettled();
+        assertThat(deliveries).extracting(d -> d.acks + "/" + d.nacks).as("refused, refused, refused, acknowledged")
+                .containsExactly("0/1", "0/1", "0/1", "1/0");
+        assertThat(rows("by-header", "throw-1")).as("the work of a call that failed rolled back").isZero();
+        assertThat(rows("by-header", "nack-1")).as("the work of a call that refused its record rolled back").isZero();
+        assertThat(rows("by-header", "fine")).as("the channel went on").isEqualTo(1);
+        // Their redeliveries run, once.
+        connector.source("by-header").send(record("orders", 0, 2, "t-1", "throw-1", "throw-1"));
+        connector.source("by-header").send(record("orders", 0, 3, "n-1", "nack-1", "nack-1"));
+        connector.source("by-header").send(record("orders", 0, 3, "n-1", "nack-1", "nack-1"));
+        awaitSettled();
+        assertThat(deliveries.subList(4, 7)).extracting(d -> d.acks + "/" + d.nacks).containsExactly("1/0", "1/0", "1/0");
+        assertThat(rows("by-header", "throw-1")).isEqualTo(1);
+        assertThat(rows("by-header", "nack-1")).isEqualTo(1);
     }
 
     /** SmallRye's own view of its channels (a failure it reported, a channel not started). */

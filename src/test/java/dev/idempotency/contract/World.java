@@ -657,12 +657,14 @@ final class World implements AutoCloseable {
                     + nacks + ")");
             if (!nacks.isEmpty()) {
                 Throwable reason = nacks.get(0);
-                if (reason instanceof ContractApplication.Kept || reason instanceof ContractApplication.Released) {
-                    throw reason; // a kept failure refused again (keptFailures=nack): the kept answer
+                if (reason.getClass() == dev.idempotency.IdempotencyException.class) {
+                    // The work's transaction rolled back (marked for rollback): the record is refused, to come again.
+                    require(ranHere.get(), "a record refused without running: " + reason);
+                    return new Answer(false, true, false, null, false, false, null);
                 }
-                // The work's transaction rolled back (marked for rollback): the record is refused, to come again.
-                require(ranHere.get(), "a record refused without running: " + reason);
-                return new Answer(false, true, false, null, false, false, null);
+                // The call failed (the work threw, a kept failure refused again with keptFailures=nack, a key in
+                // progress or reused): the consumer refuses the record with the failure, its answer.
+                throw reason;
             }
             return ranHere.get() ? Answer.ran(RECORD_DONE, true) : Answer.replayed(RECORD_DONE);
         }
