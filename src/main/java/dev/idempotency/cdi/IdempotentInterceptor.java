@@ -123,6 +123,9 @@ public class IdempotentInterceptor {
         AtomicOutcome<Object> outcome = runtime.flow(m).run(scopedKey, fingerprint, null, m.policy(), new AtomicCall<>() {
             @Override
             public Object run() throws Exception {
+                if (settlement != null) {
+                    settlement.attempt();
+                }
                 Object result = ctx.proceed();
                 if (incoming == null) {
                     return result;

@@ -169,6 +169,15 @@ final class ReactiveMessages {
             return s;
         }
 
+        /**
+         * The method runs (again): what an earlier run of the same call asked for is gone with that run's transaction
+         * (a claim that runs the work again after its first transaction rolled back, as an optimistic one may).
+         */
+        void attempt() {
+            rolledBack = false;
+            nacked = null;
+        }
+
         /** The call returned: from now on a rollback refuses the record. */
         void returned() {
             returned.set(true);
