@@ -95,8 +95,10 @@ class KafkaIT {
                 .addClasses(KafkaConsumers.class, KafkaConsumers.UnpayableException.class, KafkaResource.class)
                 .addAsResource(new StringAsset(config.toString()), "META-INF/microprofile-config.properties");
         if (liberty) {
-            // Open Liberty's connector runs the application's own Kafka client
-            war.addAsLibraries(new java.io.File(System.getProperty("kafka.clients.jar")));
+            // Open Liberty's connector runs the application's own Kafka client (and the logging API it needs)
+            for (String jar : System.getProperty("kafka.client.jars").split(",")) {
+                war.addAsLibraries(new java.io.File(jar));
+            }
         }
         return ShrinkWrap.create(WebArchive.class, name + ".war").merge(war);
     }
