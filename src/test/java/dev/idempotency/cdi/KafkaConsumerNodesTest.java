@@ -1,0 +1,293 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.testing.KafkaBroker;
+import dev.idempotency.testing.TestDatabase;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Kafka consumers that are killed and that share a group, against a real broker: SmallRye Reactive Messaging's Kafka
+ * connector in JVMs of their own ({@link KafkaConsumerNode}), {@code @Idempotent} by header with atomic claims on
+ * PostgreSQL. A consumer SIGKILLed after a record's write, before its commit, and a second member joining the group
+ * while the first still runs a record (the rebalance hands that record's partition, uncommitted, to the newcomer):
+ * one business row per key, every record acknowledged, nothing lost.
+ */
+class KafkaConsumerNodesTest {
+
+    static KafkaBroker broker;
+
+    final List<Node> nodes = new ArrayList<>();
+
+    @BeforeAll
+    static void startBroker() {
+        TestDatabase.POSTGRES.assumeAvailable();
+        broker = KafkaBroker.start(Path.of("target", "kafka-nodes"));
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        if (broker != null) {
+            broker.close();
+        }
+    }
+
+    @BeforeEach
+    void emptyTables() throws SQLException {
+        TestDatabase.POSTGRES.reset();
+        try (Connection c = TestDatabase.POSTGRES.connect(); Statement s = c.createStatement()) {
+            s.execute("DROP TABLE IF EXISTS kafka_effect");
+            s.execute("CREATE TABLE kafka_effect (k VARCHAR(100) NOT NULL, node VARCHAR(40) NOT NULL)");
+        }
+    }
+
+    @AfterEach
+    void killNodes() {
+        nodes.forEach(n -> n.process.destroyForcibly());
+    }
+
+    @Test
+    @DisplayName("A consumer SIGKILLed after a record's write, before its commit: after the restart one row per key, nothing lost")
+    void killedMidBatch() throws Exception {
+        broker.createTopic("crash", 3);
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 240; i++) {
+            keys.add(String.format("C-%03d", i));
+        }
+        // the first consumer never commits an offset before it dies: its successor gets every record again
+        Node first = start("crash", "crash-group", "first", 600_000);
+        first.send("HOLD C-120");
+        Random random = new Random(8);
+        List<String> sent = new ArrayList<>(keys);
+        for (int i = 0; i < 60; i++) { // 60 duplicates by header among the 240 keys: 300 records
+            sent.add(1 + random.nextInt(sent.size() - 1), keys.get(random.nextInt(keys.size())));
+        }
+        produce("crash", sent, random);
+        first.await("WROTE C-120");
+        first.process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        Set<String> doneBeforeTheKill = first.said("WROTE ");
+        doneBeforeTheKill.remove("C-120");
+        assertThat(doneBeforeTheKill).as("the first consumer ran records before it was killed").isNotEmpty();
+
+        Node second = start("crash", "crash-group", "second", 1_000);
+        awaitTrue("every record acknowledged", () -> allCommitted("crash-group", "crash"));
+        Map<String, Integer> rows = rows();
+        assertThat(rows.keySet()).as("every key paid").containsExactlyInAnyOrderElementsOf(keys);
+        assertThat(rows).as("one row per key").allSatisfy((k, n) -> assertThat(n).as(k).isOne());
+        assertThat(second.said("RECEIVED ")).as("the records the first consumer ran came again")
+                .containsAll(doneBeforeTheKill);
+        assertThat(second.said("WROTE ")).as("and were not run again").doesNotContainAnyElementsOf(doneBeforeTheKill)
+                .contains("C-120");
+        assertThat(second.lines).noneMatch(l -> l.startsWith("NACKED"));
+    }
+
+    @Test
+    @DisplayName("A second member joins while the first still runs a record: the record's partition moves, the newcomer waits for its outcome, one row per key")
+    void rebalanceWhileARecordRuns() throws Exception {
+        broker.createTopic("rebalance", 2);
+        Node first = start("rebalance", "rebalance-group", "first", 1_000);
+        first.send("HOLD SLOW");
+        // the held key heads both partitions, so that whichever partition the newcomer gets, its first record is the
+        // one the first member is running, uncommitted
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            keys.add(String.format("R-%03d", i));
+        }
+        try (KafkaProducer<String, String> producer = broker.producer()) {
+            producer.send(record("rebalance", 0, "SLOW")).get(30, TimeUnit.SECONDS);
+            producer.send(record("rebalance", 1, "SLOW")).get(30, TimeUnit.SECONDS);
+        }
+        Random random = new Random(48);
+        List<String> sent = new ArrayList<>(keys);
+        for (int i = 0; i < 20; i++) {
+            sent.add(keys.get(random.nextInt(keys.size())));
+        }
+        produce("rebalance", sent, random);
+        first.await("WROTE SLOW");
+
+        Node second = start("rebalance", "rebalance-group", "second", 1_000);
+        second.await("RECEIVED SLOW");
+        assertThat(second.said("WROTE ")).as("the newcomer does not run the record the first member runs").isEmpty();
+        first.send("RELEASE SLOW");
+        awaitTrue("every record acknowledged", () -> allCommitted("rebalance-group", "rebalance"));
+        Map<String, Integer> rows = rows();
+        assertThat(rows).as("one row per key").allSatisfy((k, n) -> assertThat(n).as(k).isOne());
+        assertThat(rows.keySet()).containsAll(keys).contains("SLOW");
+        assertThat(second.said("WROTE ")).as("the newcomer never ran the held record").doesNotContain("SLOW");
+        assertThat(second.said("ACKED ")).as("it acknowledged it once the first member's run committed").contains("SLOW");
+        assertThat(second.said("WROTE ")).as("and ran records of its own partition").isNotEmpty();
+        assertThat(first.lines).noneMatch(l -> l.startsWith("NACKED"));
+        assertThat(second.lines).noneMatch(l -> l.startsWith("NACKED"));
+    }
+
+    static ProducerRecord<String, String> record(String topic, int partition, String key) {
+        ProducerRecord<String, String> r = new ProducerRecord<>(topic, partition, null, key);
+        r.headers().add("Idempotency-Key", key.getBytes(StandardCharsets.UTF_8));
+        return r;
+    }
+
+    static void produce(String topic, List<String> keys, Random random) throws Exception {
+        int partitions = partitions(topic);
+        try (KafkaProducer<String, String> producer = broker.producer()) {
+            List<java.util.concurrent.Future<?>> acks = new ArrayList<>();
+            for (String key : keys) {
+                acks.add(producer.send(record(topic, random.nextInt(partitions), key)));
+            }
+            for (java.util.concurrent.Future<?> ack : acks) {
+                ack.get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    static int partitions(String topic) throws Exception {
+        try (Admin admin = broker.admin()) {
+            return admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions().size();
+        }
+    }
+
+    /** The group's committed offsets all at the end of the topic's partitions: every record acknowledged. */
+    static boolean allCommitted(String group, String topic) {
+        try (Admin admin = broker.admin()) {
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (int p = 0; p < partitions(topic); p++) {
+                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+            }
+            Map<TopicPartition, Long> ends = admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS).entrySet().stream()
+                    .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
+            Map<TopicPartition, OffsetAndMetadata> done = admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+            return ends.entrySet().stream().allMatch(e -> done.get(e.getKey()) != null
+                    && done.get(e.getKey()).offset() == e.getValue());
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /** The business rows, by key. */
+    static Map<String, Integer> rows() {
+        Map<String, Integer> rows = new TreeMap<>();
+        try (Connection c = TestDatabase.POSTGRES.connect(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("select k, count(*) from kafka_effect group by k")) {
+            while (rs.next()) {
+                rows.put(rs.getString(1), rs.getInt(2));
+            }
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+        return rows;
+    }
+
+    static void awaitTrue(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("Timed out waiting until " + what);
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    Node start(String topic, String group, String name, long commitIntervalMillis) throws Exception {
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m",
+                "-Dcom.arjuna.ats.arjuna.objectstore.objectStoreDir=target/narayana-kafka-" + name,
+                "-DObjectStoreEnvironmentBean.objectStoreDir=target/narayana-kafka-" + name,
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-cp", System.getProperty("java.class.path"), KafkaConsumerNode.class.getName(),
+                broker.bootstrapServers(), topic, group, name, Long.toString(commitIntervalMillis))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        Node node = new Node(name, p);
+        nodes.add(node);
+        node.await(KafkaConsumerNode.READY);
+        return node;
+    }
+
+    /** A consumer JVM: what it said, line by line, and commands to it. */
+    static final class Node {
+        final String name;
+        final Process process;
+        final List<String> lines = new CopyOnWriteArrayList<>();
+        final BlockingQueue<String> fresh = new LinkedBlockingQueue<>();
+
+        Node(String name, Process process) {
+            this.name = name;
+            this.process = process;
+            Thread reader = new Thread(() -> {
+                try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                    for (String line = out.readLine(); line != null; line = out.readLine()) {
+                        lines.add(line);
+                        fresh.add(line);
+                    }
+                } catch (IOException ended) {
+                    // the process is gone
+                }
+            }, "node-" + name);
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        void send(String command) throws IOException {
+            process.getOutputStream().write((command + "\n").getBytes(StandardCharsets.UTF_8));
+            process.getOutputStream().flush();
+        }
+
+        /** Waits, bounded, for a line that starts with the text. */
+        void await(String text) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            if (lines.stream().anyMatch(l -> l.startsWith(text))) {
+                return;
+            }
+            while (System.nanoTime() < deadline) {
+                String line = fresh.poll(200, TimeUnit.MILLISECONDS);
+                if (line != null && line.startsWith(text)) {
+                    return;
+                }
+                if (line == null && !process.isAlive()) {
+                    throw new AssertionError(name + " exited with " + process.exitValue() + " before saying " + text);
+                }
+            }
+            throw new AssertionError(name + " did not say " + text + " within 90 s; it said " + lines);
+        }
+
+        /** The keys of the lines that start with the prefix ({@code <prefix><key> ...}). */
+        Set<String> said(String prefix) {
+            return lines.stream().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length()).split(" ")[0])
+                    .collect(Collectors.toCollection(TreeSet::new));
+        }
+    }
+}
