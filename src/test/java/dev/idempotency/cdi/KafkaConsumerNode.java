@@ -55,8 +55,8 @@ import java.util.concurrent.CountDownLatch;
  * A Kafka consumer in a JVM of its own, for {@link KafkaConsumerNodesTest}: Weld with the library, Narayana, and
  * SmallRye Reactive Messaging's Kafka connector, on PostgreSQL. Its {@code @Incoming("orders")} method is
  * {@code @Idempotent} by the {@code Idempotency-Key} header (atomic claims in its {@code @Transactional}) and writes one
- * row of {@code kafka_effect} per run. Arguments: bootstrap servers, topic, group, this node's name, the commit interval in
- * milliseconds.
+ * row of {@code kafka_effect} per run. Arguments: bootstrap servers, topic, group, this node's name, the commit interval and
+ * {@code max.poll.interval.ms} in milliseconds.
  *
  * <p>It says what it does on its standard output, one line each: {@value #READY}; {@code RECEIVED <key>} when
  * a record reaches the method (before the library); {@code WROTE <key>} after a run's row is written, before its
@@ -85,7 +85,7 @@ public final class KafkaConsumerNode {
         // a member that leaves is noticed within seconds, and a new one joins at once
         System.setProperty(p + "session.timeout.ms", "6000");
         System.setProperty(p + "heartbeat.interval.ms", "1000");
-        System.setProperty(p + "max.poll.interval.ms", "10000");
+        System.setProperty(p + "max.poll.interval.ms", args[5]);
         System.setProperty(p + "max.poll.records", "20");
         System.setProperty(p + "health-enabled", "false");
         // how often the offsets of the records acknowledged in order are committed (SmallRye's throttled strategy)

@@ -51,6 +51,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class KafkaConsumerNodesTest {
 
+    /** The rebalance test's {@code max.poll.interval.ms}: the first member's run lasts longer. */
+    static final long MAX_POLL_INTERVAL_MILLIS = 5_000;
+
     static KafkaBroker broker;
 
     final List<Node> nodes = new ArrayList<>();
@@ -118,10 +121,10 @@ class KafkaConsumerNodesTest {
     }
 
     @Test
-    @DisplayName("A second member joins while the first still runs a record: the record's partition moves, the newcomer waits for its outcome, one row per key")
+    @DisplayName("A second member joins while the first runs a record longer than max.poll.interval.ms: the record's partition moves, the newcomer waits for its outcome, one row per key")
     void rebalanceWhileARecordRuns() throws Exception {
         broker.createTopic("rebalance", 2);
-        Node first = start("rebalance", "rebalance-group", "first", 1_000);
+        Node first = start("rebalance", "rebalance-group", "first", 1_000, MAX_POLL_INTERVAL_MILLIS);
         first.send("HOLD SLOW");
         // the held key heads both partitions, so that whichever partition the newcomer gets, its first record is the
         // one the first member is running, uncommitted
@@ -140,10 +143,17 @@ class KafkaConsumerNodesTest {
         }
         produce("rebalance", sent, random);
         first.await("WROTE SLOW");
+        long held = System.nanoTime();
 
-        Node second = start("rebalance", "rebalance-group", "second", 1_000);
+        Node second = start("rebalance", "rebalance-group", "second", 1_000, MAX_POLL_INTERVAL_MILLIS);
         second.await("RECEIVED SLOW");
         assertThat(second.said("WROTE ")).as("the newcomer does not run the record the first member runs").isEmpty();
+        // the first member's run lasts longer than max.poll.interval.ms (the scenario's length, not a synchronisation)
+        long heldMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - held);
+        if (heldMillis <= MAX_POLL_INTERVAL_MILLIS) {
+            Thread.sleep(MAX_POLL_INTERVAL_MILLIS + 1_000 - heldMillis);
+        }
+        assertThat(second.said("WROTE ")).as("the newcomer still waits for the first member's outcome").isEmpty();
         first.send("RELEASE SLOW");
         awaitTrue("every record acknowledged", () -> allCommitted("rebalance-group", "rebalance"));
         Map<String, Integer> rows = rows();
@@ -224,12 +234,18 @@ class KafkaConsumerNodesTest {
     }
 
     Node start(String topic, String group, String name, long commitIntervalMillis) throws Exception {
+        return start(topic, group, name, commitIntervalMillis, 10_000);
+    }
+
+    Node start(String topic, String group, String name, long commitIntervalMillis, long maxPollIntervalMillis)
+            throws Exception {
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m",
                 "-Dcom.arjuna.ats.arjuna.objectstore.objectStoreDir=target/narayana-kafka-" + name,
                 "-DObjectStoreEnvironmentBean.objectStoreDir=target/narayana-kafka-" + name,
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-cp", System.getProperty("java.class.path"), KafkaConsumerNode.class.getName(),
-                broker.bootstrapServers(), topic, group, name, Long.toString(commitIntervalMillis))
+                broker.bootstrapServers(), topic, group, name, Long.toString(commitIntervalMillis),
+                Long.toString(maxPollIntervalMillis))
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
         Node node = new Node(name, p);
         nodes.add(node);
