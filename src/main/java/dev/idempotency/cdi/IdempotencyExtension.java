@@ -2,12 +2,11 @@ package dev.idempotency.cdi;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyKey;
-import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.config.ConfigErrors;
 import dev.idempotency.config.GlobalSettings;
-import dev.idempotency.config.MethodSettings;
 import dev.idempotency.config.MethodSettingsResolver;
 
+import jakarta.enterprise.context.Dependent;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.spi.AfterBeanDiscovery;
 import jakarta.enterprise.inject.spi.AnnotatedMethod;
@@ -38,22 +37,7 @@ public class IdempotencyExtension implements Extension {
 
     private final Config explicitConfig;
     private final ConfigErrors errors = new ConfigErrors();
-    /**
-     * Keyed by bean class and method: an inherited {@code @Idempotent} method of two bean classes has the
-     * settings of each (its namespace and overrides are per bean class).
-     */
-    private final Map<BeanMethod, MethodSettings> settings = new ConcurrentHashMap<>();
-
-    /** What {@link #settingsFor} found for a target class (a container's subclass of the bean class, say): found once. */
-    private final Map<BeanMethod, MethodSettings> byTargetClass = new ConcurrentHashMap<>();
-
-    /** A method as a member of one bean class. */
-    private record BeanMethod(Class<?> beanClass, Method method) {
-    }
-    private final java.util.Set<Method> httpBound = ConcurrentHashMap.newKeySet();
-    private Config config;
-    private GlobalSettings global;
-    private MethodSettingsResolver resolver;
+    private IdempotencyDeployment deployment;
 
     /** For the container: configuration from {@link ConfigProvider}. */
     public IdempotencyExtension() {
@@ -66,10 +50,11 @@ public class IdempotencyExtension implements Extension {
     }
 
     void beforeBeanDiscovery(@Observes BeforeBeanDiscovery bbd) {
-        config = explicitConfig != null ? explicitConfig : ConfigProvider.getConfig(configClassLoader());
-        global = GlobalSettings.read(config, errors);
-        resolver = new MethodSettingsResolver(config, global);
+        Config config = explicitConfig != null ? explicitConfig : ConfigProvider.getConfig(configClassLoader());
+        GlobalSettings global = GlobalSettings.read(config, errors);
+        MethodSettingsResolver resolver = new MethodSettingsResolver(config, global);
         resolver.checkMemberKeys(errors);
+        deployment = new IdempotencyDeployment(config, global, resolver);
         bbd.addAnnotatedType(IdempotentInterceptor.class, IdempotentInterceptor.class.getName())
                 .add(new PriorityLiteral(global.interceptorPriority()));
         bbd.addAnnotatedType(IdempotencyRuntime.class, IdempotencyRuntime.class.getName());
@@ -105,7 +90,7 @@ public class IdempotencyExtension implements Extension {
             }
             if (annotation != null) {
                 parameterTypes.addAll(java.util.Arrays.asList(method.getParameterTypes()));
-                resolver.resolve(beanClass, method, annotation, errors).ifPresent(s -> settings.put(new BeanMethod(beanClass, method), s));
+                deployment.resolve(beanClass, method, annotation, errors);
             }
         }
     }
@@ -139,65 +124,14 @@ public class IdempotencyExtension implements Extension {
             }
         });
         errors.all().forEach(abd::addDefinitionError);
+        IdempotencyDeployment resolved = deployment;
+        abd.addBean().types(IdempotencyDeployment.class, Object.class).scope(Dependent.class)
+                .beanClass(IdempotencyDeployment.class).createWith(c -> resolved);
     }
 
-    /** The global settings read at deployment. */
-    public GlobalSettings globalSettings() {
-        return global;
-    }
-
-    /** The configuration in use. */
-    public Config config() {
-        return config;
-    }
-
-    /**
-     * The settings of an intercepted method: resolved at deployment, or now for a bean this extension did
-     * not see (one added by another extension), and then kept.
-     *
-     * @throws IdempotencyConfigurationException when that late resolution finds a mistake
-     */
-    /** Every {@code @Idempotent} method's settings, resolved at deployment. */
-    public java.util.Collection<MethodSettings> allSettings() {
-        return java.util.List.copyOf(settings.values());
-    }
-
-    public MethodSettings settingsFor(Class<?> targetClass, Method method) {
-        BeanMethod asCalled = new BeanMethod(targetClass, method);
-        MethodSettings known = byTargetClass.get(asCalled);
-        if (known != null) {
-            return known;
-        }
-        // The target may be a subclass of the bean class (a container's proxy or subclass): its nearest
-        // superclass that was resolved is the bean class.
-        for (Class<?> c = targetClass; c != null && c != Object.class; c = c.getSuperclass()) {
-            MethodSettings s = settings.get(new BeanMethod(c, method));
-            if (s != null) {
-                byTargetClass.put(asCalled, s);
-                return s;
-            }
-        }
-        // A bean this extension did not see (added by another extension): resolved now, by its declaring class.
-        return settings.computeIfAbsent(new BeanMethod(method.getDeclaringClass(), method), bm -> {
-            Idempotent annotation = method.getAnnotation(Idempotent.class);
-            if (annotation == null) {
-                annotation = method.getDeclaringClass().getAnnotation(Idempotent.class);
-            }
-            ConfigErrors late = new ConfigErrors();
-            MethodSettings resolved = resolver.resolve(bm.beanClass(), method, annotation, late).orElse(null);
-            late.throwIfAny();
-            return resolved;
-        });
-    }
-
-    /** Records that the JAX-RS filter guards this resource method (called by the dynamic feature). */
-    public void markHttpBound(Method method) {
-        httpBound.add(method);
-    }
-
-    /** Whether the JAX-RS filter guards this resource method. */
-    public boolean isHttpBound(Method method) {
-        return httpBound.contains(method);
+    /** What this extension resolved while the container started. */
+    public IdempotencyDeployment deployment() {
+        return deployment;
     }
 
     private static boolean isBusinessMethod(Method m) {

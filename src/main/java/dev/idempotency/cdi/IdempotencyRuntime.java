@@ -43,7 +43,7 @@ public class IdempotencyRuntime {
     private static final Logger LOG = Logger.getLogger(IdempotencyRuntime.class.getName());
 
     @Inject
-    IdempotencyExtension extension;
+    IdempotencyDeployment deployment;
 
     @Inject
     @Any
@@ -130,7 +130,12 @@ public class IdempotencyRuntime {
 
     /** The global settings read at deployment. */
     public GlobalSettings settings() {
-        return extension.globalSettings();
+        return deployment.globalSettings();
+    }
+
+    /** What the deployment resolved: the configuration and every {@code @Idempotent} method's settings. */
+    public IdempotencyDeployment deployment() {
+        return deployment;
     }
 
     /** A door's key as the engine, the store and the cache are to see it: {@link GlobalSettings#atRest}. */
@@ -225,7 +230,7 @@ public class IdempotencyRuntime {
         }
         started.observer(new Observability(metrics, publishers, (Observability.Trace) openTelemetry, beanManager.getEvent().select(IdempotencyEvent.class), clock));
         java.util.Map<dev.idempotency.config.MethodSettings, dev.idempotency.core.ClaimFlow> chosen = new java.util.IdentityHashMap<>();
-        extension.allSettings().forEach(m -> chosen.put(m, chooseFlow(started, m)));
+        deployment.allSettings().forEach(m -> chosen.put(m, chooseFlow(started, m)));
         flows = chosen;
         engine = started;
         purgeSchedule.start(started);
@@ -241,7 +246,7 @@ public class IdempotencyRuntime {
     private void checkClaimModes(IdempotencyEngine engine) {
         String connections = storeSelection.connectionProblem();
         if (connections != null) {
-            java.util.List<String> asked = extension.allSettings().stream()
+            java.util.List<String> asked = deployment.allSettings().stream()
                     .filter(m -> m.enabled() && (m.claim() == dev.idempotency.ClaimMode.ATOMIC || m.claim() == dev.idempotency.ClaimMode.OPTIMISTIC))
                     .map(dev.idempotency.config.MethodSettings::describe).sorted().toList();
             if (!asked.isEmpty()) {
@@ -257,7 +262,7 @@ public class IdempotencyRuntime {
             return;
         }
         boolean calls = engine.supportsAtomicClaims();
-        java.util.List<String> atomic = extension.allSettings().stream()
+        java.util.List<String> atomic = deployment.allSettings().stream()
                 .filter(m -> m.enabled() && (m.claim() == dev.idempotency.ClaimMode.ATOMIC || m.claim() == dev.idempotency.ClaimMode.OPTIMISTIC))
                 .filter(m -> !calls || m.keySource() == dev.idempotency.config.KeySource.HTTP_HEADER)
                 .map(dev.idempotency.config.MethodSettings::describe).sorted().toList();

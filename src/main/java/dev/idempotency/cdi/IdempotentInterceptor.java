@@ -45,9 +45,6 @@ public class IdempotentInterceptor {
     IdempotencyRuntime runtime;
 
     @Inject
-    IdempotencyExtension extension;
-
-    @Inject
     Callers callers;
 
     @Inject
@@ -56,13 +53,13 @@ public class IdempotentInterceptor {
     @AroundInvoke
     Object around(InvocationContext ctx) throws Exception {
         Object target = ctx.getTarget();
-        MethodSettings m = extension.settingsFor(target == null ? null : target.getClass(), ctx.getMethod());
+        MethodSettings m = runtime.deployment().settingsFor(target == null ? null : target.getClass(), ctx.getMethod());
         if (!m.enabled()) {
             return ctx.proceed();
         }
         if (m.keySource() == KeySource.HTTP_HEADER) {
             // A resource method's key is the Idempotency-Key header: the JAX-RS filter claims it, once.
-            if (!extension.isHttpBound(ctx.getMethod())) {
+            if (!runtime.deployment().isHttpBound(ctx.getMethod())) {
                 throw new IdempotencyConfigurationException("The @Idempotent resource method " + m.describe()
                         + " was called without the Idempotency-Key filter: it is registered by "
                         + "dev.idempotency.jaxrs.IdempotencyFeature, which the JAX-RS runtime did not pick up; "
@@ -80,7 +77,7 @@ public class IdempotentInterceptor {
                 return intercept(ctx, m, settlement);
             } catch (Exception e) {
                 LOG.log(Level.FINE, "{0} refused a record", new Object[] {m.describe(), e});
-                return ReactiveMessages.refuse(message, runtime.transactionRegistry(), e);
+                return ReactiveMessages.refuse(message, runtime.transactionRegistry(), e, settlement);
             }
         }
         return intercept(ctx, m, null);
@@ -102,6 +99,9 @@ public class IdempotentInterceptor {
                         : m.keyInside() == null ? ": its @IdempotencyKey parameter is null or blank"
                         : ": its key " + m.keyInside().description() + " is null or blank, or the parameter is null"));
             }
+            if (settlement != null) {
+                return withoutKey(ctx, args, settlement);
+            }
             return ctx.proceed();
         }
         LastCall.forget();
@@ -114,7 +114,7 @@ public class IdempotentInterceptor {
         MethodSettings.Incoming incoming = m.incoming();
         Object message = incoming != null && incoming.takesMessage() ? args[0] : null;
         Object registry = message != null ? runtime.transactionRegistry() : null;
-        if (message != null && registry != null) {
+        if (message != null) {
             args[0] = ReactiveMessages.ackingAfterCommit(message, registry, settlement);
             ctx.setParameters(args);
         }
@@ -125,6 +125,7 @@ public class IdempotentInterceptor {
             public Object run() throws Exception {
                 if (settlement != null) {
                     settlement.attempt();
+                    ReactiveMessages.enlist(registry, settlement);
                 }
                 Object result = ctx.proceed();
                 if (incoming == null) {
@@ -171,15 +172,15 @@ public class IdempotentInterceptor {
         }
         if (outcome instanceof AtomicOutcome.Replayed<Object> replayed && incoming != null) {
             LastCall.remember(new IdempotentResult<>(null, true, replayed.record().completedAt()));
-            return duplicateRecord(m, incoming, codec, replayed.record(), message, registry);
-        }
-        if (settlement != null && settlement.rolledBack()) {
-            // The method acknowledged its record in a transaction that rolled back (marked for rollback, say): refused,
-            // so that it comes again.
-            return ReactiveMessages.settle(message, null, ReactiveMessages.rolledBack());
+            return duplicateRecord(m, incoming, codec, replayed.record(), message, registry, settlement);
         }
         if (incoming != null) {
             LastCall.remember(new IdempotentResult<>(null, false, java.time.Instant.now()));
+        }
+        if (message != null) {
+            return settleReturned(returned[0], message, settlement);
+        }
+        if (incoming != null) {
             return returned[0] != null || !incoming.returnsStage() ? returned[0] : CompletableFuture.completedFuture(null);
         }
         if (outcome instanceof AtomicOutcome.Replayed<Object> replayed) {
@@ -192,6 +193,47 @@ public class IdempotentInterceptor {
         return value;
     }
 
+    /**
+     * A consumer of the Message whose record has no key (and need not have one): it runs, as without the library, but
+     * its record is settled as a keyed one's is: acknowledged once its work committed (or the call returned, outside a
+     * transaction), refused when it fails.
+     */
+    private Object withoutKey(InvocationContext ctx, Object[] args, ReactiveMessages.Settlement settlement) throws Exception {
+        Object message = args[0];
+        Object registry = runtime.transactionRegistry();
+        args[0] = ReactiveMessages.ackingAfterCommit(message, registry, settlement);
+        ctx.setParameters(args);
+        ReactiveMessages.enlist(registry, settlement);
+        Object result = ctx.proceed();
+        if (settlement.nacked() != null) {
+            throw sneaky(settlement.nacked());
+        }
+        Throwable failed = ReactiveMessages.failure(result);
+        if (failed != null) {
+            throw sneaky(failed);
+        }
+        settlement.returned();
+        return settleReturned(result, message, settlement);
+    }
+
+    /**
+     * A consumer of the Message that ran: its record refused if the method acknowledged it in a transaction that rolled
+     * back, acknowledged if it asked for that outside a transaction; its stage handed back, refusing the record if it
+     * fails later.
+     */
+    private static Object settleReturned(Object result, Object message, ReactiveMessages.Settlement settlement) {
+        if (settlement.rolledBack()) {
+            // The method acknowledged its record in a transaction that rolled back (marked for rollback, say): refused,
+            // so that it comes again.
+            return ReactiveMessages.settle(message, null, ReactiveMessages.rolledBack(), settlement);
+        }
+        if (settlement.acknowledgedOutsideATransaction()) {
+            ReactiveMessages.settle(message, null, null, settlement);
+        }
+        Object stage = result != null ? result : CompletableFuture.completedFuture(null);
+        return ReactiveMessages.refusingLateFailures(stage, message, settlement);
+    }
+
     static IdempotencyResultNotStorableException notStorable(MethodSettings m, ScopedKey key, RuntimeException e) {
         return new IdempotencyResultNotStorableException("The result of " + m.describe() + " for the " + key
                 + " ran but could not be stored (" + e.getClass().getName() + "); the key is free again", e);
@@ -202,11 +244,11 @@ public class IdempotentInterceptor {
      * work is done); a kept failure too, unless {@code keptFailures=nack}, which refuses it as its first delivery was.
      */
     private static Object duplicateRecord(MethodSettings m, MethodSettings.Incoming incoming, JsonCodec codec, IdempotencyRecord record,
-                                          Object message, Object registry) throws Exception {
+                                          Object message, Object registry, ReactiveMessages.Settlement settlement) throws Exception {
         Throwable failure = record.status() == RecordStatus.FAILED && incoming.nackKeptFailures()
                 ? codec.decodeFailure(m, record.response()) : null;
         if (message != null) {
-            return ReactiveMessages.settle(message, registry, failure);
+            return ReactiveMessages.settle(message, registry, failure, settlement);
         }
         if (failure != null) {
             if (incoming.returnsStage()) {

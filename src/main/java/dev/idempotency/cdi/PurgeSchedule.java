@@ -29,7 +29,7 @@ public class PurgeSchedule {
     Instance<Object> beans;
 
     @Inject
-    IdempotencyExtension extension;
+    IdempotencyDeployment deployment;
 
     @Inject
     ManagedExecutors executors;
@@ -44,7 +44,7 @@ public class PurgeSchedule {
     }
 
     private GlobalSettings settings() {
-        return extension.globalSettings();
+        return deployment.globalSettings();
     }
 
     /** Purges expired records now, batch by batch; returns how many it deleted. */

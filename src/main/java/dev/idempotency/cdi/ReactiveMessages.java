@@ -83,29 +83,52 @@ final class ReactiveMessages {
 
     /**
      * The message as the method gets it: its acknowledgement, asked for inside a transaction, is done once that
-     * transaction commits, and a transaction that rolls back nacks it instead; outside a transaction it is done at once.
+     * transaction commits, and a transaction that rolls back nacks it instead; asked for outside a transaction, it is
+     * done once the call returned without failing (a call that fails refuses the record instead).
      *
      * <p>A transaction that rolls back while the call is still in the library's hands refuses nothing: the library
      * settles the record itself (a failure is refused, see {@link #refuse}; a duplicate that lost an optimistic race is
      * acknowledged, its key being done). Once {@code returned} is set, a rollback refuses the record. A nack the method
-     * asks for while the call runs is its failure: the call fails with it, and the library refuses the record.
+     * asks for while the call runs is its failure: the call fails with it, and the library refuses the record. A record
+     * is settled once: the first acknowledgement or refusal counts, any later one is ignored.
      *
      * @param registry the JTA {@code TransactionSynchronizationRegistry}, or {@code null} where there is none
      * @param returned set by the caller once the call returned normally
      */
     static Message<?> ackingAfterCommit(Object argument, Object registry, Settlement returned) {
         Message<?> message = (Message<?>) argument;
-        if (registry == null) {
-            return message;
-        }
         if (publicMethod(Message.class, "getMetadata") != null) {
             // SmallRye's Message (its API declares metadata): withAck and withNack keep the metadata, the Kafka record's
             // among them. A nack asked for while the call runs is the method's failure: the library refuses the record.
-            return message.withAck(() -> AfterCommit.settle(message, registry, null, returned))
-                    .withNack(failure -> returned.hasReturned() ? AfterCommit.settle(message, registry, failure, returned)
+            return message.withAck(() -> settleAsked(message, registry, null, returned))
+                    .withNack(failure -> returned.hasReturned() ? settleAsked(message, registry, failure, returned)
                             : returned.nackedWith(failure));
         }
         return new AckingAfterCommit<>(message, registry, returned);
+    }
+
+    /**
+     * An acknowledgement (or, with {@code failure}, a refusal) the method asked for, on whichever thread: it waits for the
+     * transaction the call's work ran in (a stage's continuation that acknowledges on another thread included).
+     */
+    private static CompletionStage<Void> settleAsked(Message<?> message, Object registry, Throwable failure, Settlement call) {
+        if (call.inTransaction()) {
+            return call.afterTransaction(message, failure);
+        }
+        if (failure == null && !call.hasReturned()) {
+            return call.ackWhenReturned(); // no transaction: done once the call returned without failing
+        }
+        return call.once(message, failure);
+    }
+
+    /**
+     * The call's work is about to run: the transaction it runs in, if any, is the one every acknowledgement the method
+     * asks for waits for.
+     */
+    static void enlist(Object registry, Settlement call) {
+        if (registry != null) {
+            AfterCommit.enlist(registry, call);
+        }
     }
 
     /** Another connector's message (Open Liberty's), as it is but for its acknowledgement: {@code unwrap} still reaches its record. */
@@ -118,12 +141,12 @@ final class ReactiveMessages {
 
         @Override
         public CompletionStage<Void> ack() {
-            return AfterCommit.settle(message, registry, null, returned);
+            return settleAsked(message, registry, null, returned);
         }
 
         @Override
         public CompletionStage<Void> nack(Throwable reason) {
-            return returned.hasReturned() ? AfterCommit.settle(message, registry, reason, returned) : returned.nackedWith(reason);
+            return returned.hasReturned() ? settleAsked(message, registry, reason, returned) : returned.nackedWith(reason);
         }
 
         @Override
@@ -142,16 +165,17 @@ final class ReactiveMessages {
         }
     }
 
-    /** Acknowledges the message (or nacks it, with {@code failure}) once the current transaction ends; at once outside one. */
-    static CompletionStage<Void> settle(Object argument, Object registry, Throwable failure) {
+    /**
+     * Acknowledges the call's message (or nacks it, with {@code failure}) once the current transaction ends; at once
+     * outside one.
+     */
+    static CompletionStage<Void> settle(Object argument, Object registry, Throwable failure, Settlement call) {
         Message<?> message = (Message<?>) argument;
         if (registry == null) {
-            return failure == null ? message.ack() : message.nack(failure);
+            return call.once(message, failure);
         }
-        return AfterCommit.settle(message, registry, failure, ALWAYS);
+        return AfterCommit.settle(message, registry, failure, call);
     }
-
-    private static final Settlement ALWAYS = Settlement.returnedAlready();
 
     /**
      * Where a call's record stands between the method and the library: whether the call returned (a rollback then
@@ -160,13 +184,100 @@ final class ReactiveMessages {
      */
     static final class Settlement {
         private final java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
+        private final java.util.concurrent.atomic.AtomicBoolean settled = new java.util.concurrent.atomic.AtomicBoolean();
         private volatile boolean rolledBack;
         private volatile Throwable nacked;
+        private volatile boolean ackWhenReturned;
 
-        static Settlement returnedAlready() {
-            Settlement s = new Settlement();
-            s.returned.set(true);
-            return s;
+        /**
+         * Acknowledges the record (or nacks it, with {@code failure}) unless it was settled already: a record is answered
+         * once, by the first acknowledgement or refusal.
+         */
+        CompletionStage<Void> once(Message<?> message, Throwable failure) {
+            if (!settled.compareAndSet(false, true)) {
+                return CompletableFuture.completedFuture(null);
+            }
+            return failure == null ? message.ack() : message.nack(failure);
+        }
+
+        /** The transaction the call's work runs in: its key while it runs, and how it ended. */
+        private volatile boolean inTransaction;
+        private int completion = -1; // a jakarta.transaction.Status once the transaction ended; guarded by this
+        private Message<?> pendingMessage; // guarded by this
+        private Throwable pendingFailure; // guarded by this
+        private boolean pending; // guarded by this
+
+        boolean inTransaction() {
+            return inTransaction;
+        }
+
+        /** The call's work runs in a transaction whose end {@link #transactionEnded} will report. */
+        synchronized void transactionBegun() {
+            inTransaction = true;
+            completion = -1;
+            pending = false;
+            pendingMessage = null;
+            pendingFailure = null;
+        }
+
+        /** Settles the record once the call's transaction ended (now, if it has): as {@link #afterCompletion} says. */
+        CompletionStage<Void> afterTransaction(Message<?> message, Throwable failure) {
+            int ended;
+            synchronized (this) {
+                if (completion < 0) {
+                    pending = true;
+                    pendingMessage = message;
+                    pendingFailure = failure;
+                    return CompletableFuture.completedFuture(null);
+                }
+                ended = completion;
+            }
+            return afterCompletion(ended, message, failure);
+        }
+
+        /** The call's transaction ended with {@code status}: what waits for it is settled. */
+        void transactionEnded(int status) {
+            Message<?> message;
+            Throwable failure;
+            synchronized (this) {
+                completion = status;
+                if (!pending) {
+                    return;
+                }
+                pending = false;
+                message = pendingMessage;
+                failure = pendingFailure;
+            }
+            afterCompletion(status, message, failure);
+        }
+
+        /**
+         * A refusal is a refusal; an acknowledgement is one if the transaction committed; if it rolled back, it is a
+         * refusal once the call returned, and before that the library settles the record itself.
+         */
+        private CompletionStage<Void> afterCompletion(int status, Message<?> message, Throwable failure) {
+            if (failure != null) {
+                return once(message, failure);
+            }
+            if (status == Status.STATUS_COMMITTED) {
+                return once(message, null);
+            }
+            if (!hasReturned()) {
+                rollBack();
+                return CompletableFuture.completedFuture(null);
+            }
+            return once(message, ReactiveMessages.rolledBack());
+        }
+
+        /** The method acknowledged the record outside a transaction, while the call runs: done once it returned. */
+        CompletionStage<Void> ackWhenReturned() {
+            ackWhenReturned = true;
+            return CompletableFuture.completedFuture(null);
+        }
+
+        /** Whether the method asked for an acknowledgement, outside a transaction, that waits for the call's return. */
+        boolean acknowledgedOutsideATransaction() {
+            return ackWhenReturned;
         }
 
         /**
@@ -176,6 +287,8 @@ final class ReactiveMessages {
         void attempt() {
             rolledBack = false;
             nacked = null;
+            ackWhenReturned = false;
+            inTransaction = false;
         }
 
         /** The call returned: from now on a rollback refuses the record. */
@@ -233,12 +346,26 @@ final class ReactiveMessages {
      * Refuses a record whose call failed: the transaction it ran in (the caller's, still open) is marked for rollback,
      * and the record nacked with the failure.
      */
-    static CompletionStage<Void> refuse(Object argument, Object registry, Throwable failure) {
+    static CompletionStage<Void> refuse(Object argument, Object registry, Throwable failure, Settlement call) {
         Message<?> message = (Message<?>) argument;
         if (registry != null) {
             AfterCommit.markRollbackOnly(registry);
         }
-        return message.nack(failure);
+        return call.once(message, failure);
+    }
+
+    /**
+     * What a consumer of the Message returns, handed back: a stage that fails after the call returned refuses the
+     * record with its failure (the work done before the return stands), and completes, so that the channel goes on.
+     */
+    static Object refusingLateFailures(Object result, Object argument, Settlement call) {
+        if (!(result instanceof CompletionStage<?> stage)) {
+            return result;
+        }
+        Message<?> message = (Message<?>) argument;
+        return stage.handle((v, e) -> e).thenCompose(e -> e == null ? CompletableFuture.<Void>completedFuture(null)
+                : call.once(message, e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e)
+                        .exceptionally(nackFailed -> null));
     }
 
     /** Why a record acknowledged in a transaction that rolled back is refused. */
@@ -265,11 +392,37 @@ final class ReactiveMessages {
             }
         }
 
+        static void enlist(Object registryObject, Settlement call) {
+            TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
+            if (registry.getTransactionKey() == null) {
+                return;
+            }
+            call.transactionBegun();
+            if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
+                call.transactionEnded(Status.STATUS_ROLLEDBACK); // marked for rollback already: it cannot commit
+                return;
+            }
+            registry.registerInterposedSynchronization(new Synchronization() {
+                @Override
+                public void beforeCompletion() {
+                }
+
+                @Override
+                public void afterCompletion(int status) {
+                    try {
+                        call.transactionEnded(status);
+                    } catch (RuntimeException e) {
+                        LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
+                    }
+                }
+            });
+        }
+
         static CompletionStage<Void> settle(Message<?> message, Object registryObject, Throwable failure,
                                             Settlement returned) {
             TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
             if (registry.getTransactionKey() == null) {
-                return failure == null ? message.ack() : message.nack(failure);
+                return returned.once(message, failure);
             }
             if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
                 // Marked for rollback (or ending): it cannot commit, and takes no synchronization.
@@ -277,7 +430,7 @@ final class ReactiveMessages {
                     returned.rollBack();
                     return CompletableFuture.completedFuture(null);
                 }
-                return failure == null ? message.nack(rolledBack()) : message.nack(failure);
+                return returned.once(message, failure == null ? rolledBack() : failure);
             }
             registry.registerInterposedSynchronization(new Synchronization() {
                 @Override
@@ -291,9 +444,8 @@ final class ReactiveMessages {
                         return;
                     }
                     try {
-                        CompletionStage<Void> settled = failure != null ? message.nack(failure)
-                                : status == Status.STATUS_COMMITTED ? message.ack()
-                                : message.nack(rolledBack());
+                        CompletionStage<Void> settled = returned.once(message, failure != null ? failure
+                                : status == Status.STATUS_COMMITTED ? null : rolledBack());
                         settled.whenComplete((v, e) -> {
                             if (e != null) {
                                 LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);

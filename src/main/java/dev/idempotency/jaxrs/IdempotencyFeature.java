@@ -1,7 +1,7 @@
 package dev.idempotency.jaxrs;
 
 import dev.idempotency.Idempotent;
-import dev.idempotency.cdi.IdempotencyExtension;
+import dev.idempotency.cdi.IdempotencyDeployment;
 import dev.idempotency.cdi.IdempotencyRuntime;
 import dev.idempotency.config.MethodSettings;
 
@@ -47,13 +47,13 @@ public class IdempotencyFeature implements DynamicFeature {
                 && (resourceClass == null || resourceClass.getAnnotation(Idempotent.class) == null))) {
             return;
         }
-        IdempotencyExtension extension = CDI.current().select(IdempotencyExtension.class).get();
-        MethodSettings settings = extension.settingsFor(resourceClass, method);
-        extension.markHttpBound(method);
+        IdempotencyRuntime runtime = CDI.current().select(IdempotencyRuntime.class).get();
+        IdempotencyDeployment deployment = runtime.deployment();
+        MethodSettings settings = deployment.settingsFor(resourceClass, method);
+        deployment.markHttpBound(method);
         if (!settings.enabled()) {
             return;
         }
-        IdempotencyRuntime runtime = CDI.current().select(IdempotencyRuntime.class).get();
         context.register(new IdempotencyHttpFilter(settings, runtime), java.util.Map.of(
                 jakarta.ws.rs.container.ContainerRequestFilter.class, REQUEST_PRIORITY,
                 jakarta.ws.rs.container.ContainerResponseFilter.class, RESPONSE_PRIORITY,

@@ -161,7 +161,7 @@ class ObservabilityTest {
     /** The fingerprint the interceptor computes for place(key, quantity). */
     String fingerprintOf(int quantity) throws Exception {
         var m = Orders.class.getMethod("place", String.class, int.class);
-        return runtime.codec().fingerprint(container.select(IdempotencyExtension.class).get().settingsFor(m.getDeclaringClass(), m), new Object[] {"x", quantity});
+        return runtime.codec().fingerprint(container.select(IdempotencyDeployment.class).get().settingsFor(m.getDeclaringClass(), m), new Object[] {"x", quantity});
     }
 
     @Test

@@ -1,0 +1,112 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.ConfigErrors;
+import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.config.MethodSettings;
+import dev.idempotency.config.MethodSettingsResolver;
+
+import org.eclipse.microprofile.config.Config;
+
+import java.lang.reflect.Method;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What the deployment resolved: the configuration in use, the global settings, and every {@code @Idempotent} method's
+ * settings. Filled by the CDI extension while the container starts, and served to the library's beans (the
+ * interceptor, the runtime, the purge, the JAX-RS feature) as a bean of its own, so that they depend on no
+ * container's extension mechanism.
+ */
+public final class IdempotencyDeployment {
+
+    private final Config config;
+    private final GlobalSettings global;
+    private final MethodSettingsResolver resolver;
+    /**
+     * Keyed by bean class and method: an inherited {@code @Idempotent} method of two bean classes has the
+     * settings of each (its namespace and overrides are per bean class).
+     */
+    private final Map<BeanMethod, MethodSettings> settings = new ConcurrentHashMap<>();
+    /** What {@link #settingsFor} found for a target class (a container's subclass of the bean class, say): found once. */
+    private final Map<BeanMethod, MethodSettings> byTargetClass = new ConcurrentHashMap<>();
+    private final Set<Method> httpBound = ConcurrentHashMap.newKeySet();
+
+    /** A method as a member of one bean class. */
+    private record BeanMethod(Class<?> beanClass, Method method) {
+    }
+
+    IdempotencyDeployment(Config config, GlobalSettings global, MethodSettingsResolver resolver) {
+        this.config = config;
+        this.global = global;
+        this.resolver = resolver;
+    }
+
+    /** Resolves and keeps a method's settings at deployment; a mistake is added to {@code errors}. */
+    void resolve(Class<?> beanClass, Method method, Idempotent annotation, ConfigErrors errors) {
+        resolver.resolve(beanClass, method, annotation, errors).ifPresent(s -> settings.put(new BeanMethod(beanClass, method), s));
+    }
+
+    /** The global settings read at deployment. */
+    public GlobalSettings globalSettings() {
+        return global;
+    }
+
+    /** The configuration in use. */
+    public Config config() {
+        return config;
+    }
+
+    /** Every {@code @Idempotent} method's settings, resolved at deployment. */
+    public Collection<MethodSettings> allSettings() {
+        return List.copyOf(settings.values());
+    }
+
+    /**
+     * The settings of an intercepted method: resolved at deployment, or now for a bean the extension did not see (one
+     * added by another extension), and then kept.
+     *
+     * @throws IdempotencyConfigurationException when that late resolution finds a mistake
+     */
+    public MethodSettings settingsFor(Class<?> targetClass, Method method) {
+        BeanMethod asCalled = new BeanMethod(targetClass, method);
+        MethodSettings known = byTargetClass.get(asCalled);
+        if (known != null) {
+            return known;
+        }
+        // The target may be a subclass of the bean class (a container's proxy or subclass): its nearest
+        // superclass that was resolved is the bean class.
+        for (Class<?> c = targetClass; c != null && c != Object.class; c = c.getSuperclass()) {
+            MethodSettings s = settings.get(new BeanMethod(c, method));
+            if (s != null) {
+                byTargetClass.put(asCalled, s);
+                return s;
+            }
+        }
+        // A bean the extension did not see (added by another extension): resolved now, by its declaring class.
+        return settings.computeIfAbsent(new BeanMethod(method.getDeclaringClass(), method), bm -> {
+            Idempotent annotation = method.getAnnotation(Idempotent.class);
+            if (annotation == null) {
+                annotation = method.getDeclaringClass().getAnnotation(Idempotent.class);
+            }
+            ConfigErrors late = new ConfigErrors();
+            MethodSettings resolved = resolver.resolve(bm.beanClass(), method, annotation, late).orElse(null);
+            late.throwIfAny();
+            return resolved;
+        });
+    }
+
+    /** Records that the JAX-RS filter guards this resource method (called by the dynamic feature). */
+    public void markHttpBound(Method method) {
+        httpBound.add(method);
+    }
+
+    /** Whether the JAX-RS filter guards this resource method. */
+    public boolean isHttpBound(Method method) {
+        return httpBound.contains(method);
+    }
+}
