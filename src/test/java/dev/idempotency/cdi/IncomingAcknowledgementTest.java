@@ -1,60 +1,29 @@
 package dev.idempotency.cdi;
 
-import com.arjuna.ats.jta.cdi.TransactionExtension;
 
 import dev.idempotency.ForIdempotency;
 import dev.idempotency.Idempotent;
-import dev.idempotency.IdempotencyKey;
-import dev.idempotency.testing.IdempotencyWeld;
-import dev.idempotency.testing.JtaEnvironment;
 import dev.idempotency.testing.TestDatabase;
 
-import io.smallrye.config.inject.ConfigExtension;
-import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
-import io.smallrye.reactive.messaging.providers.MediatorFactory;
-import io.smallrye.reactive.messaging.providers.connectors.ExecutionHolder;
-import io.smallrye.reactive.messaging.providers.connectors.WorkerPoolRegistry;
-import io.smallrye.reactive.messaging.providers.extension.ChannelProducer;
-import io.smallrye.reactive.messaging.providers.extension.HealthCenter;
-import io.smallrye.reactive.messaging.providers.extension.MediatorManager;
-import io.smallrye.reactive.messaging.providers.extension.ReactiveMessagingExtension;
-import io.smallrye.reactive.messaging.providers.impl.ConfiguredChannelFactory;
-import io.smallrye.reactive.messaging.providers.impl.ConnectorFactories;
-import io.smallrye.reactive.messaging.providers.impl.InternalChannelRegistry;
-import io.smallrye.reactive.messaging.providers.wiring.Wiring;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.inject.Any;
 import jakarta.inject.Inject;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.record.TimestampType;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
 import org.eclipse.microprofile.reactive.messaging.Message;
-import org.eclipse.microprofile.reactive.messaging.Metadata;
-import org.jboss.weld.environment.se.WeldContainer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import javax.sql.DataSource;
-import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -69,8 +38,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class IncomingAcknowledgementTest {
 
     static final String[] CHANNELS = {"optional-key", "leased-no-tx", "later", "later-fail"};
-
-    WeldContainer container;
 
     @ApplicationScoped
     public static class Consumers {
@@ -138,92 +105,36 @@ class IncomingAcknowledgementTest {
         }
 
         private void write(String channel, String payload) throws SQLException {
-            try (Connection c = dataSource.getConnection();
-                 PreparedStatement ps = c.prepareStatement("insert into incoming_effect (channel, payload) values (?, ?)")) {
-                ps.setString(1, channel);
-                ps.setString(2, payload);
-                ps.executeUpdate();
-            }
+            InMemoryRecords.write(dataSource, channel, payload);
         }
-    }
-
-    /** A record as the Kafka connector delivers it, whose acks and nacks are counted. */
-    static final class Delivery {
-        final String name;
-        volatile int acks;
-        volatile int nacks;
-
-        Delivery(String name) {
-            this.name = name;
-        }
-    }
-
-    final List<Delivery> deliveries = new ArrayList<>();
-
-    <T> Message<T> record(String topic, int partition, long offset, String key, String value, T payload) {
-        RecordHeaders headers = new RecordHeaders();
-        if (key != null) {
-            headers.add("Idempotency-Key", key.getBytes(StandardCharsets.UTF_8));
-        }
-        ConsumerRecord<String, String> record = new ConsumerRecord<>(topic, partition, offset, 0L, TimestampType.CREATE_TIME,
-                0, 0, null, value, headers, Optional.empty());
-        Delivery d = new Delivery(topic + "/" + partition + "/" + offset);
-        deliveries.add(d);
-        @SuppressWarnings("unchecked")
-        T body = payload == null ? (T) record : payload;
-        return Message.of(body, Metadata.of(new IncomingKafkaRecordMetadata<>(record, topic)), () -> {
-            rowsAtAck.put(d.name, TestDatabase.H2.count("select count(*) from incoming_effect"));
-            d.acks++;
-            return java.util.concurrent.CompletableFuture.completedFuture(null);
-        }, failure -> {
-            d.nacks++;
-            return java.util.concurrent.CompletableFuture.completedFuture(null);
-        });
-    }
-
-    void boot(String claim) throws SQLException {
-        TestDatabase.H2.reset();
-        try (Connection c = TestDatabase.H2.connect(); Statement s = c.createStatement()) {
-            s.execute("DROP TABLE IF EXISTS incoming_effect");
-            s.execute("CREATE TABLE incoming_effect (channel VARCHAR(40) NOT NULL, payload VARCHAR(100) NOT NULL)");
-        }
-        InMemoryConnector.switchIncomingChannelsToInMemory(CHANNELS);
-        JtaInterceptorContract.current = TestDatabase.H2; // its Resources: the H2 pool, enlisted in Narayana's transactions
-        Map<String, String> config = new HashMap<>();
-        config.put("idempotency.claim", claim);
-        JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
-        container = IdempotencyWeld.weld(config, JtaInterceptorContract.Resources.class, Consumers.class,
-                        MediatorFactory.class, MediatorManager.class, InternalChannelRegistry.class, ConnectorFactories.class,
-                        ConfiguredChannelFactory.class, ChannelProducer.class, ExecutionHolder.class, WorkerPoolRegistry.class,
-                        HealthCenter.class, Wiring.class, InMemoryConnector.class)
-                .addExtension(new TransactionExtension())
-                .addExtension(new ReactiveMessagingExtension())
-                .addExtension(new ConfigExtension())
-                .initialize();
-    }
-
-    @AfterEach
-    void stop() {
-        if (container != null) {
-            container.close();
-        }
-        InMemoryConnector.clear();
-        // SmallRye Reactive Messaging reads the global configuration (the in-memory channels' system properties), which
-        // registers it for this class loader: released, so that the next test may register its own.
-        org.eclipse.microprofile.config.spi.ConfigProviderResolver resolver = org.eclipse.microprofile.config.spi.ConfigProviderResolver.instance();
-        resolver.releaseConfig(resolver.getConfig(Thread.currentThread().getContextClassLoader()));
-    }
-
-    InMemoryConnector connector() {
-        return container.select(InMemoryConnector.class, Any.Literal.INSTANCE).get();
-    }
-
-    static long rows(String channel, String payload) {
-        return TestDatabase.H2.count("select count(*) from incoming_effect where channel = '" + channel + "' and payload = '" + payload + "'");
     }
 
     /** Committed rows seen at the moment each record was acknowledged (by the connector's ack). */
     final Map<String, Long> rowsAtAck = new ConcurrentHashMap<>();
+    final InMemoryRecords records = new InMemoryRecords(
+            d -> rowsAtAck.put(d.name, TestDatabase.H2.count("select count(*) from incoming_effect")));
+    final List<InMemoryRecords.Delivery> deliveries = records.deliveries;
+
+    <T> Message<T> record(String topic, int partition, long offset, String key, String value, T payload) {
+        return records.record(topic, partition, offset, key, value, payload);
+    }
+
+    void boot(String claim) throws SQLException {
+        records.boot(claim, Consumers.class, CHANNELS);
+    }
+
+    @AfterEach
+    void stop() {
+        records.close();
+    }
+
+    InMemoryConnector connector() {
+        return records.connector();
+    }
+
+    static long rows(String channel, String payload) {
+        return InMemoryRecords.rows(channel, payload);
+    }
 
     private void awaitSettled(int seconds) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);

@@ -3,12 +3,8 @@ package dev.idempotency.cdi;
 import dev.idempotency.testing.KafkaBroker;
 import dev.idempotency.testing.TestDatabase;
 
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,7 +22,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -109,7 +104,7 @@ class KafkaConsumerNodesTest {
         assertThat(doneBeforeTheKill).as("the first consumer ran records before it was killed").isNotEmpty();
 
         Node second = start("crash", "crash-group", "second", 1_000);
-        awaitTrue("every record acknowledged", () -> allCommitted("crash-group", "crash"));
+        awaitTrue("every record acknowledged", () -> broker.allCommitted("crash-group", "crash"));
         Map<String, Integer> rows = rows();
         assertThat(rows.keySet()).as("every key paid").containsExactlyInAnyOrderElementsOf(keys);
         assertThat(rows).as("one row per key").allSatisfy((k, n) -> assertThat(n).as(k).isOne());
@@ -155,7 +150,7 @@ class KafkaConsumerNodesTest {
         }
         assertThat(second.said("WROTE ")).as("the newcomer still waits for the first member's outcome").isEmpty();
         first.send("RELEASE SLOW");
-        awaitTrue("every record acknowledged", () -> allCommitted("rebalance-group", "rebalance"));
+        awaitTrue("every record acknowledged", () -> broker.allCommitted("rebalance-group", "rebalance"));
         Map<String, Integer> rows = rows();
         assertThat(rows).as("one row per key").allSatisfy((k, n) -> assertThat(n).as(k).isOne());
         assertThat(rows.keySet()).containsAll(keys).contains("SLOW");
@@ -173,7 +168,7 @@ class KafkaConsumerNodesTest {
     }
 
     static void produce(String topic, List<String> keys, Random random) throws Exception {
-        int partitions = partitions(topic);
+        int partitions = broker.partitions(topic);
         try (KafkaProducer<String, String> producer = broker.producer()) {
             List<java.util.concurrent.Future<?>> acks = new ArrayList<>();
             for (String key : keys) {
@@ -182,30 +177,6 @@ class KafkaConsumerNodesTest {
             for (java.util.concurrent.Future<?> ack : acks) {
                 ack.get(30, TimeUnit.SECONDS);
             }
-        }
-    }
-
-    static int partitions(String topic) throws Exception {
-        try (Admin admin = broker.admin()) {
-            return admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions().size();
-        }
-    }
-
-    /** The group's committed offsets all at the end of the topic's partitions: every record acknowledged. */
-    static boolean allCommitted(String group, String topic) {
-        try (Admin admin = broker.admin()) {
-            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-            for (int p = 0; p < partitions(topic); p++) {
-                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
-            }
-            Map<TopicPartition, Long> ends = admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS).entrySet().stream()
-                    .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
-            Map<TopicPartition, OffsetAndMetadata> done = admin.listConsumerGroupOffsets(group)
-                    .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
-            return ends.entrySet().stream().allMatch(e -> done.get(e.getKey()) != null
-                    && done.get(e.getKey()).offset() == e.getValue());
-        } catch (Exception e) {
-            return false;
         }
     }
 

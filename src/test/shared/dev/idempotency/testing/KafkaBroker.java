@@ -2,9 +2,13 @@ package dev.idempotency.testing;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.IOException;
@@ -16,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -181,6 +186,57 @@ public final class KafkaBroker implements AutoCloseable {
             admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("The topic " + name + " was not created", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** How many partitions the topic has. */
+    public int partitions(String topic) {
+        try (Admin admin = admin()) {
+            return admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic).partitions().size();
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("The topic " + topic + " could not be described", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The group's committed offset of one partition of the topic; 0 when it committed none. */
+    public long committed(String group, String topic, int partition) {
+        try (Admin admin = admin()) {
+            OffsetAndMetadata o = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
+                    .get(10, TimeUnit.SECONDS).get(new TopicPartition(topic, partition));
+            return o == null ? 0 : o.offset();
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("The offsets of " + group + " could not be read", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Whether the group's committed offsets are at the end of every partition of the topic: every record acknowledged
+     * (a consumer commits the offsets of the records acknowledged in order). False while the broker cannot tell.
+     */
+    public boolean allCommitted(String group, String topic) {
+        int partitions = partitions(topic);
+        try (Admin admin = admin()) {
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (int p = 0; p < partitions; p++) {
+                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+            }
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = admin.listOffsets(latest).all()
+                    .get(10, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetAndMetadata> done = admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+            return ends.entrySet().stream().allMatch(e -> done.get(e.getKey()) != null
+                    && done.get(e.getKey()).offset() == e.getValue().offset());
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

@@ -4,12 +4,8 @@ import dev.idempotency.example.KafkaConsumers;
 import dev.idempotency.example.KafkaResource;
 import dev.idempotency.testing.KafkaBroker;
 
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.jboss.arquillian.container.test.api.Deployer;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
@@ -33,14 +29,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -199,31 +193,13 @@ class KafkaIT {
         }
     }
 
-    /** The group's committed offsets all at the end of the topic's partitions: every record acknowledged. */
-    static boolean allCommitted(String group, String topic) throws Exception {
-        try (Admin admin = BROKER.admin()) {
-            int partitions = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS)
-                    .get(topic).partitions().size();
-            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-            for (int p = 0; p < partitions; p++) {
-                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
-            }
-            Map<TopicPartition, Long> ends = admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS).entrySet().stream()
-                    .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().offset()));
-            Map<TopicPartition, OffsetAndMetadata> done = admin.listConsumerGroupOffsets(group)
-                    .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
-            return ends.entrySet().stream().allMatch(e -> done.get(e.getKey()) != null
-                    && done.get(e.getKey()).offset() == e.getValue());
-        }
+    static boolean allCommitted(String group, String topic) {
+        return BROKER.allCommitted(group, topic);
     }
 
     /** The group's committed offset of partition 0 of the topic, 0 when none. */
-    static long committed(String group, String topic) throws Exception {
-        try (Admin admin = BROKER.admin()) {
-            OffsetAndMetadata o = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata()
-                    .get(10, TimeUnit.SECONDS).get(new TopicPartition(topic, 0));
-            return o == null ? 0 : o.offset();
-        }
+    static long committed(String group, String topic) {
+        return BROKER.committed(group, topic, 0);
     }
 
     static String base(String context) {
