@@ -51,6 +51,32 @@ public final class IdempotencyDeployment {
         resolver.resolve(beanClass, method, annotation, errors).ifPresent(s -> settings.put(new BeanMethod(beanClass, method), s));
     }
 
+    /**
+     * Resolves a bean class's {@code @Idempotent} methods by reflection, as the portable extension does from its annotated
+     * type: a method's own annotation, else the class's on its business methods; its own methods and those it inherits,
+     * an overridden one once. The methods' parameter types go to {@code parameterTypes}.
+     */
+    void resolveByReflection(Class<?> beanClass, ConfigErrors errors, Set<Class<?>> parameterTypes) {
+        Idempotent classLevel = beanClass.getAnnotation(Idempotent.class);
+        Set<String> seen = new java.util.HashSet<>();
+        for (Class<?> c = beanClass; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Method method : c.getDeclaredMethods()) {
+                if (method.isSynthetic() || method.isBridge()
+                        || !seen.add(method.getName() + java.util.Arrays.toString(method.getParameterTypes()))) {
+                    continue;
+                }
+                Idempotent annotation = method.getAnnotation(Idempotent.class);
+                if (annotation == null && classLevel != null && IdempotencyExtension.isBusinessMethod(method)) {
+                    annotation = classLevel;
+                }
+                if (annotation != null) {
+                    parameterTypes.addAll(java.util.Arrays.asList(method.getParameterTypes()));
+                    resolve(beanClass, method, annotation, errors);
+                }
+            }
+        }
+    }
+
     /** The global settings read at deployment. */
     public GlobalSettings globalSettings() {
         return global;

@@ -57,22 +57,24 @@ public class IdempotencyExtension implements Extension {
         deployment = new IdempotencyDeployment(config, global, resolver);
         bbd.addAnnotatedType(IdempotentInterceptor.class, IdempotentInterceptor.class.getName())
                 .add(new PriorityLiteral(global.interceptorPriority()));
-        bbd.addAnnotatedType(IdempotencyRuntime.class, IdempotencyRuntime.class.getName());
-        bbd.addAnnotatedType(ManagedExecutors.class, ManagedExecutors.class.getName());
-        bbd.addAnnotatedType(StoreSelection.class, StoreSelection.class.getName());
-        bbd.addAnnotatedType(CacheSelection.class, CacheSelection.class.getName());
-        bbd.addAnnotatedType(Callers.class, Callers.class.getName());
-        bbd.addAnnotatedType(PurgeSchedule.class, PurgeSchedule.class.getName());
-        bbd.addAnnotatedType(IdempotencyManagerBean.class, IdempotencyManagerBean.class.getName());
-        bbd.addAnnotatedType(IdempotencyBean.class, IdempotencyBean.class.getName());
-        bbd.addAnnotatedType(RequestEnd.class, RequestEnd.class.getName());
+        for (Class<?> bean : libraryBeans()) {
+            bbd.addAnnotatedType(bean, bean.getName());
+        }
+    }
+
+    /** The library's beans besides its interceptor: those its extensions (portable or build compatible) register. */
+    static java.util.List<Class<?>> libraryBeans() {
+        java.util.List<Class<?>> beans = new java.util.ArrayList<>(java.util.List.of(IdempotencyRuntime.class,
+                ManagedExecutors.class, StoreSelection.class, CacheSelection.class, Callers.class, PurgeSchedule.class,
+                IdempotencyManagerBean.class, IdempotencyBean.class, RequestEnd.class));
         if (present("org.eclipse.microprofile.health.HealthCheck")) {
-            bbd.addAnnotatedType(IdempotencyReadinessCheck.class, IdempotencyReadinessCheck.class.getName());
+            beans.add(IdempotencyReadinessCheck.class);
         }
         if (JtaSupport.isAvailable()) {
-            bbd.addAnnotatedType(JtaSupport.RequiresNewBean.class, JtaSupport.RequiresNewBean.class.getName());
-            bbd.addAnnotatedType(JtaSupport.RequiredBean.class, JtaSupport.RequiredBean.class.getName());
+            beans.add(JtaSupport.RequiresNewBean.class);
+            beans.add(JtaSupport.RequiredBean.class);
         }
+        return beans;
     }
 
     <T> void checkAnnotatedType(@Observes @WithAnnotations(Idempotent.class) ProcessAnnotatedType<T> pat) {
@@ -102,27 +104,14 @@ public class IdempotencyExtension implements Extension {
 
     <T> void findKeyMembers(@Observes @WithAnnotations(IdempotencyKey.class) ProcessAnnotatedType<T> pat) {
         Class<T> type = pat.getAnnotatedType().getJavaClass();
-        for (java.lang.reflect.Field f : type.getDeclaredFields()) {
-            if (f.isAnnotationPresent(IdempotencyKey.class)) {
-                typesWithKeyMembers.putIfAbsent(type, "field " + f.getName());
-            }
-        }
-        for (Method m : type.getDeclaredMethods()) {
-            if (m.isAnnotationPresent(IdempotencyKey.class)) {
-                typesWithKeyMembers.putIfAbsent(type, "method " + m.getName() + "()");
-            }
+        String member = keyMember(type);
+        if (member != null) {
+            typesWithKeyMembers.putIfAbsent(type, member);
         }
     }
 
     void afterBeanDiscovery(@Observes AfterBeanDiscovery abd) {
-        typesWithKeyMembers.forEach((type, member) -> {
-            if (!parameterTypes.contains(type)) {
-                errors.add("The " + member + " of " + type.getName() + " is marked @IdempotencyKey, but " + type.getSimpleName()
-                        + " is the type of no @Idempotent method's parameter: a key inside an argument is read from the"
-                        + " parameter's own type (a record component, field or getter, one level deep). Mark the key where"
-                        + " the @Idempotent method receives it, or remove @IdempotencyKey");
-            }
-        });
+        checkKeyMembers(typesWithKeyMembers, parameterTypes, errors);
         errors.all().forEach(abd::addDefinitionError);
         IdempotencyDeployment resolved = deployment;
         abd.addBean().types(IdempotencyDeployment.class, Object.class).scope(Dependent.class)
@@ -134,7 +123,34 @@ public class IdempotencyExtension implements Extension {
         return deployment;
     }
 
-    private static boolean isBusinessMethod(Method m) {
+    /** A mistake for each type with an {@code @IdempotencyKey} member that is the type of no {@code @Idempotent} method's parameter. */
+    static void checkKeyMembers(Map<Class<?>, String> typesWithKeyMembers, java.util.Set<Class<?>> parameterTypes, ConfigErrors errors) {
+        typesWithKeyMembers.forEach((type, member) -> {
+            if (!parameterTypes.contains(type)) {
+                errors.add("The " + member + " of " + type.getName() + " is marked @IdempotencyKey, but " + type.getSimpleName()
+                        + " is the type of no @Idempotent method's parameter: a key inside an argument is read from the"
+                        + " parameter's own type (a record component, field or getter, one level deep). Mark the key where"
+                        + " the @Idempotent method receives it, or remove @IdempotencyKey");
+            }
+        });
+    }
+
+    /** The member of a type marked {@code @IdempotencyKey} ("field id", "method id()"), or {@code null}. */
+    static String keyMember(Class<?> type) {
+        for (java.lang.reflect.Field f : type.getDeclaredFields()) {
+            if (f.isAnnotationPresent(IdempotencyKey.class)) {
+                return "field " + f.getName();
+            }
+        }
+        for (Method m : type.getDeclaredMethods()) {
+            if (m.isAnnotationPresent(IdempotencyKey.class)) {
+                return "method " + m.getName() + "()";
+            }
+        }
+        return null;
+    }
+
+    static boolean isBusinessMethod(Method m) {
         int mod = m.getModifiers();
         return Modifier.isPublic(mod) && !Modifier.isStatic(mod) && m.getDeclaringClass() != Object.class
                 && !m.isSynthetic() && !m.isBridge();

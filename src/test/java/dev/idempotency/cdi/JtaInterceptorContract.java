@@ -228,12 +228,17 @@ abstract class JtaInterceptorContract {
         Map<String, String> config = new HashMap<>(claimConfig());
         config.putAll(extra);
         JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
-        container = IdempotencyWeld.weld(config, Resources.class, Payments.class, Checkout.class, Plain.class)
+        container = weld(config, Resources.class, Payments.class, Checkout.class, Plain.class)
                 .addExtension(new TransactionExtension())
                 .initialize();
         payments = container.select(Payments.class).get();
         checkout = container.select(Checkout.class).get();
         plain = container.select(Plain.class).get();
+    }
+
+    /** A Weld with the library's portable extension, this configuration and these beans. */
+    org.jboss.weld.environment.se.Weld weld(Map<String, String> config, Class<?>... beans) {
+        return IdempotencyWeld.weld(config, beans);
     }
 
     @AfterEach

@@ -1,0 +1,137 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotencyKey;
+import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.ConfigErrors;
+import dev.idempotency.config.GlobalSettings;
+import dev.idempotency.config.MethodSettingsResolver;
+
+import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.build.compatible.spi.BuildCompatibleExtension;
+import jakarta.enterprise.inject.build.compatible.spi.ClassConfig;
+import jakarta.enterprise.inject.build.compatible.spi.Discovery;
+import jakarta.enterprise.inject.build.compatible.spi.Enhancement;
+import jakarta.enterprise.inject.build.compatible.spi.Parameters;
+import jakarta.enterprise.inject.build.compatible.spi.ScannedClasses;
+import jakarta.enterprise.inject.build.compatible.spi.SkipIfPortableExtensionPresent;
+import jakarta.enterprise.inject.build.compatible.spi.Synthesis;
+import jakarta.enterprise.inject.build.compatible.spi.SyntheticBeanCreator;
+import jakarta.enterprise.inject.build.compatible.spi.SyntheticComponents;
+import jakarta.enterprise.lang.model.declarations.ClassInfo;
+import jakarta.inject.Singleton;
+
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
+
+import java.lang.reflect.Modifier;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The build compatible extension, for containers that run no portable extension (CDI Lite: Quarkus's ArC): it does what
+ * {@link IdempotencyExtension} does, in CDI Lite's phases. It registers the library's beans and its interceptor, with
+ * the configured priority (inside {@code @Transactional}); it notes every class with an {@code @Idempotent} method; and
+ * it adds {@link IdempotencyDeployment} as a bean that resolves and checks those methods with the run-time
+ * configuration when the application starts, so that every mistake fails the start with the portable extension's
+ * message. Where the portable extension runs (Weld: every Jakarta EE server), this one is skipped.
+ */
+@SkipIfPortableExtensionPresent(IdempotencyExtension.class)
+public class IdempotencyBuildCompatibleExtension implements BuildCompatibleExtension {
+
+    private final Set<String> idempotentTypes = new LinkedHashSet<>();
+    private final Set<String> keyTypes = new LinkedHashSet<>();
+
+    @Discovery
+    public void discover(ScannedClasses scan) {
+        scan.add(IdempotentInterceptor.class.getName());
+        for (Class<?> bean : IdempotencyExtension.libraryBeans()) {
+            scan.add(bean.getName());
+        }
+    }
+
+    @Enhancement(types = IdempotentInterceptor.class)
+    public void priority(ClassConfig interceptor) {
+        interceptor.addAnnotation(new PriorityLiteral(interceptorPriority()));
+    }
+
+    @Enhancement(types = Object.class, withSubtypes = true, withAnnotations = Idempotent.class)
+    public void idempotentType(ClassInfo type) {
+        if (!type.isInterface() && !Modifier.isAbstract(type.modifiers())
+                && !type.name().equals(IdempotentInterceptor.class.getName())) {
+            idempotentTypes.add(type.name());
+        }
+    }
+
+    @Enhancement(types = Object.class, withSubtypes = true, withAnnotations = IdempotencyKey.class)
+    public void keyType(ClassInfo type) {
+        keyTypes.add(type.name());
+    }
+
+    @Synthesis
+    public void synthesize(SyntheticComponents components) {
+        components.addBean(IdempotencyDeployment.class)
+                .type(IdempotencyDeployment.class)
+                .scope(Singleton.class)
+                .withParam(Resolution.TYPES, idempotentTypes.toArray(String[]::new))
+                .withParam(Resolution.KEY_TYPES, keyTypes.toArray(String[]::new))
+                .createWith(Resolution.class);
+    }
+
+    /** The interceptor's priority: {@code idempotency.interceptor.priority}, or its default. */
+    private static int interceptorPriority() {
+        try {
+            return ConfigProvider.getConfig(classLoader()).getOptionalValue("idempotency.interceptor.priority", Integer.class)
+                    .orElse(GlobalSettings.DEFAULT_INTERCEPTOR_PRIORITY);
+        } catch (RuntimeException e) {
+            return GlobalSettings.DEFAULT_INTERCEPTOR_PRIORITY; // read again, and refused, when the application starts
+        }
+    }
+
+    private static ClassLoader classLoader() {
+        ClassLoader tccl = Thread.currentThread().getContextClassLoader();
+        return tccl != null ? tccl : IdempotencyBuildCompatibleExtension.class.getClassLoader();
+    }
+
+    /** Creates {@link IdempotencyDeployment} when the application starts: every noted method resolved and checked. */
+    public static class Resolution implements SyntheticBeanCreator<IdempotencyDeployment> {
+        static final String TYPES = "types";
+        static final String KEY_TYPES = "keyTypes";
+
+        @Override
+        public IdempotencyDeployment create(Instance<Object> lookup, Parameters params) {
+            Config config = ConfigProvider.getConfig(classLoader());
+            ConfigErrors errors = new ConfigErrors();
+            GlobalSettings global = GlobalSettings.read(config, errors);
+            MethodSettingsResolver resolver = new MethodSettingsResolver(config, global);
+            resolver.checkMemberKeys(errors);
+            IdempotencyDeployment deployment = new IdempotencyDeployment(config, global, resolver);
+            Set<Class<?>> parameterTypes = new HashSet<>();
+            for (String name : params.get(TYPES, String[].class, new String[0])) {
+                deployment.resolveByReflection(load(name), errors, parameterTypes);
+            }
+            Map<Class<?>, String> keyMembers = new HashMap<>();
+            for (String name : params.get(KEY_TYPES, String[].class, new String[0])) {
+                Class<?> type = load(name);
+                String member = IdempotencyExtension.keyMember(type);
+                if (member != null) {
+                    keyMembers.put(type, member);
+                }
+            }
+            IdempotencyExtension.checkKeyMembers(keyMembers, parameterTypes, errors);
+            errors.throwIfAny();
+            return deployment;
+        }
+
+        private static Class<?> load(String name) {
+            try {
+                return Class.forName(name, false, classLoader());
+            } catch (ClassNotFoundException e) {
+                throw new IdempotencyConfigurationException("The @Idempotent class " + name + " cannot be loaded", e);
+            }
+        }
+    }
+}
