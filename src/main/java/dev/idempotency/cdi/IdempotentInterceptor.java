@@ -227,9 +227,6 @@ public class IdempotentInterceptor {
             // so that it comes again.
             return ReactiveMessages.settle(message, null, ReactiveMessages.rolledBack(), settlement);
         }
-        if (settlement.acknowledgedOutsideATransaction()) {
-            ReactiveMessages.settle(message, null, null, settlement);
-        }
         Object stage = result != null ? result : CompletableFuture.completedFuture(null);
         return ReactiveMessages.refusingLateFailures(stage, message, settlement);
     }

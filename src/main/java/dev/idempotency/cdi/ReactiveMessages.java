@@ -100,25 +100,10 @@ final class ReactiveMessages {
         if (publicMethod(Message.class, "getMetadata") != null) {
             // SmallRye's Message (its API declares metadata): withAck and withNack keep the metadata, the Kafka record's
             // among them. A nack asked for while the call runs is the method's failure: the library refuses the record.
-            return message.withAck(() -> settleAsked(message, registry, null, returned))
-                    .withNack(failure -> returned.hasReturned() ? settleAsked(message, registry, failure, returned)
-                            : returned.nackedWith(failure));
+            return message.withAck(() -> returned.asked(message, registry, null))
+                    .withNack(failure -> returned.asked(message, registry, failure));
         }
         return new AckingAfterCommit<>(message, registry, returned);
-    }
-
-    /**
-     * An acknowledgement (or, with {@code failure}, a refusal) the method asked for, on whichever thread: it waits for the
-     * transaction the call's work ran in (a stage's continuation that acknowledges on another thread included).
-     */
-    private static CompletionStage<Void> settleAsked(Message<?> message, Object registry, Throwable failure, Settlement call) {
-        if (call.inTransaction()) {
-            return call.afterTransaction(message, failure);
-        }
-        if (failure == null && !call.hasReturned()) {
-            return call.ackWhenReturned(); // no transaction: done once the call returned without failing
-        }
-        return call.once(message, failure);
     }
 
     /**
@@ -141,12 +126,12 @@ final class ReactiveMessages {
 
         @Override
         public CompletionStage<Void> ack() {
-            return settleAsked(message, registry, null, returned);
+            return returned.asked(message, registry, null);
         }
 
         @Override
         public CompletionStage<Void> nack(Throwable reason) {
-            return returned.hasReturned() ? settleAsked(message, registry, reason, returned) : returned.nackedWith(reason);
+            return returned.asked(message, registry, reason);
         }
 
         @Override
@@ -178,16 +163,26 @@ final class ReactiveMessages {
     }
 
     /**
-     * Where a call's record stands between the method and the library: whether the call returned (a rollback then
-     * refuses the record), and whether the transaction in which the method acknowledged it rolled back before that (the
-     * library then settles the record itself).
+     * Where a call's record stands between the method and the library, one state for all threads: the attempt that runs,
+     * the transaction its work runs in and how that ended, whether the call returned, the first acknowledgement or
+     * refusal the method asked for, and whether the record was answered. The record is answered once: when the
+     * transaction committed (an acknowledgement) or rolled back after the call returned (a refusal), when the call
+     * returned if there is no transaction, at once for a refusal asked for after the return. A transaction that rolls
+     * back before the call returned leaves the record to the library; a refusal asked for while the call runs is the
+     * call's failure.
      */
     static final class Settlement {
-        private final java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
         private final java.util.concurrent.atomic.AtomicBoolean settled = new java.util.concurrent.atomic.AtomicBoolean();
-        private volatile boolean rolledBack;
-        private volatile Throwable nacked;
-        private volatile boolean ackWhenReturned;
+        // guarded by this
+        private int attempt;
+        private boolean returned;
+        private boolean rolledBack;
+        private Throwable nacked;
+        private Message<?> nackedMessage;
+        private Object transaction;
+        private Integer ended;
+        private Message<?> requested;
+        private Throwable requestedFailure;
 
         /**
          * Acknowledges the record (or nacks it, with {@code failure}) unless it was settled already: a record is answered
@@ -200,123 +195,136 @@ final class ReactiveMessages {
             return failure == null ? message.ack() : message.nack(failure);
         }
 
-        /** The transaction the call's work runs in: its key while it runs, and how it ended. */
-        private volatile boolean inTransaction;
-        private int completion = -1; // a jakarta.transaction.Status once the transaction ended; guarded by this
-        private Message<?> pendingMessage; // guarded by this
-        private Throwable pendingFailure; // guarded by this
-        private boolean pending; // guarded by this
-
-        boolean inTransaction() {
-            return inTransaction;
-        }
-
-        /** The call's work runs in a transaction whose end {@link #transactionEnded} will report. */
-        synchronized void transactionBegun() {
-            inTransaction = true;
-            completion = -1;
-            pending = false;
-            pendingMessage = null;
-            pendingFailure = null;
-        }
-
-        /** Settles the record once the call's transaction ended (now, if it has): as {@link #afterCompletion} says. */
-        CompletionStage<Void> afterTransaction(Message<?> message, Throwable failure) {
-            int ended;
-            synchronized (this) {
-                if (completion < 0) {
-                    pending = true;
-                    pendingMessage = message;
-                    pendingFailure = failure;
-                    return CompletableFuture.completedFuture(null);
-                }
-                ended = completion;
-            }
-            return afterCompletion(ended, message, failure);
-        }
-
-        /** The call's transaction ended with {@code status}: what waits for it is settled. */
-        void transactionEnded(int status) {
-            Message<?> message;
-            Throwable failure;
-            synchronized (this) {
-                completion = status;
-                if (!pending) {
-                    return;
-                }
-                pending = false;
-                message = pendingMessage;
-                failure = pendingFailure;
-            }
-            afterCompletion(status, message, failure);
-        }
-
-        /**
-         * A refusal is a refusal; an acknowledgement is one if the transaction committed; if it rolled back, it is a
-         * refusal once the call returned, and before that the library settles the record itself.
-         */
-        private CompletionStage<Void> afterCompletion(int status, Message<?> message, Throwable failure) {
-            if (failure != null) {
-                return once(message, failure);
-            }
-            if (status == Status.STATUS_COMMITTED) {
-                return once(message, null);
-            }
-            if (!hasReturned()) {
-                rollBack();
-                return CompletableFuture.completedFuture(null);
-            }
-            return once(message, ReactiveMessages.rolledBack());
-        }
-
-        /** The method acknowledged the record outside a transaction, while the call runs: done once it returned. */
-        CompletionStage<Void> ackWhenReturned() {
-            ackWhenReturned = true;
-            return CompletableFuture.completedFuture(null);
-        }
-
-        /** Whether the method asked for an acknowledgement, outside a transaction, that waits for the call's return. */
-        boolean acknowledgedOutsideATransaction() {
-            return ackWhenReturned;
-        }
-
         /**
          * The method runs (again): what an earlier run of the same call asked for is gone with that run's transaction
          * (a claim that runs the work again after its first transaction rolled back, as an optimistic one may).
          */
-        void attempt() {
+        synchronized void attempt() {
+            attempt++;
             rolledBack = false;
             nacked = null;
-            ackWhenReturned = false;
-            inTransaction = false;
+            nackedMessage = null;
+            transaction = null;
+            ended = null;
+            requested = null;
+            requestedFailure = null;
         }
 
-        /** The call returned: from now on a rollback refuses the record. */
+        /** The call's work runs in this transaction; returns the attempt its end is to be reported for. */
+        synchronized int transactionBegun(Object key) {
+            transaction = key;
+            return attempt;
+        }
+
+        synchronized Object transaction() {
+            return transaction;
+        }
+
+        /** The transaction of an attempt ended with {@code status} (a jakarta.transaction.Status). */
+        void transactionEnded(int ofAttempt, int status) {
+            Runnable answer;
+            synchronized (this) {
+                if (ofAttempt != attempt) {
+                    return; // an earlier attempt's
+                }
+                ended = status;
+                answer = decide();
+            }
+            answer.run();
+        }
+
+        /** The call returned normally: from now on a rollback refuses the record. */
         void returned() {
-            returned.set(true);
+            Runnable answer;
+            synchronized (this) {
+                returned = true;
+                answer = decide();
+            }
+            answer.run();
         }
 
-        boolean hasReturned() {
-            return returned.get();
+        synchronized boolean hasReturned() {
+            return returned;
+        }
+
+        /**
+         * An acknowledgement (or, with {@code failure}, a refusal) asked for by the method, on whichever thread. Asked
+         * for inside another transaction than the call's (a nested one), it waits for that transaction instead.
+         */
+        CompletionStage<Void> asked(Message<?> message, Object registry, Throwable failure) {
+            Object current = registry == null ? null : AfterCommit.transactionKey(registry);
+            Runnable answer;
+            synchronized (this) {
+                if (current != null && !current.equals(transaction)) {
+                    answer = null;
+                } else if (failure != null && !returned) {
+                    if (nacked == null) {
+                        nacked = failure; // the call's failure: the library refuses the record
+                        nackedMessage = message;
+                    }
+                    answer = decide();
+                } else {
+                    if (requested == null) {
+                        requested = message; // the first one counts
+                        requestedFailure = failure;
+                    }
+                    answer = decide();
+                }
+            }
+            if (answer == null) {
+                return AfterCommit.settle(message, registry, failure, this);
+            }
+            answer.run();
+            return CompletableFuture.completedFuture(null);
+        }
+
+        /** What to do now, if anything; the request it answers is consumed. */
+        private Runnable decide() {
+            if (returned && nackedMessage != null) {
+                // refused while the call ran, too late to fail it: the refusal counts
+                Message<?> m = nackedMessage;
+                Throwable f = nacked;
+                nackedMessage = null;
+                requested = null;
+                return () -> once(m, f);
+            }
+            if (requested == null) {
+                return () -> { };
+            }
+            Message<?> m = requested;
+            Throwable f = requestedFailure;
+            if (f == null && transaction != null && ended == null) {
+                return () -> { }; // waits for the transaction
+            }
+            if (f == null && transaction == null && !returned) {
+                return () -> { }; // no transaction: waits for the call to return
+            }
+            requested = null;
+            if (f != null) {
+                return () -> once(m, f);
+            }
+            if (transaction == null || ended == Status.STATUS_COMMITTED) {
+                return () -> once(m, null);
+            }
+            if (!returned) {
+                rolledBack = true; // rolled back inside the call: the library settles the record itself
+                return () -> { };
+            }
+            return () -> once(m, ReactiveMessages.rolledBack());
         }
 
         /** Whether the method acknowledged the record in a transaction that then rolled back, before the call returned. */
-        boolean rolledBack() {
+        synchronized boolean rolledBack() {
             return rolledBack;
         }
 
-        void rollBack() {
+        synchronized void rollBack() {
             rolledBack = true;
         }
 
         /** The reason the method refused its record with, while the call ran; {@code null} if it did not. */
-        Throwable nacked() {
+        synchronized Throwable nacked() {
             return nacked;
-        }
-
-        CompletionStage<Void> nackedWith(Throwable reason) {
-            nacked = reason == null ? new IdempotencyException("The record was refused") : reason;
-            return CompletableFuture.completedFuture(null);
         }
     }
 
@@ -364,7 +372,7 @@ final class ReactiveMessages {
         }
         Message<?> message = (Message<?>) argument;
         return stage.handle((v, e) -> e).thenCompose(e -> e == null ? CompletableFuture.<Void>completedFuture(null)
-                : call.once(message, e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e)
+                : call.asked(message, null, e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e)
                         .exceptionally(nackFailed -> null));
     }
 
@@ -392,14 +400,19 @@ final class ReactiveMessages {
             }
         }
 
+        static Object transactionKey(Object registryObject) {
+            return ((TransactionSynchronizationRegistry) registryObject).getTransactionKey();
+        }
+
         static void enlist(Object registryObject, Settlement call) {
             TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
-            if (registry.getTransactionKey() == null) {
+            Object key = registry.getTransactionKey();
+            if (key == null) {
                 return;
             }
-            call.transactionBegun();
+            int attempt = call.transactionBegun(key);
             if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
-                call.transactionEnded(Status.STATUS_ROLLEDBACK); // marked for rollback already: it cannot commit
+                call.transactionEnded(attempt, Status.STATUS_ROLLEDBACK); // marked for rollback already: it cannot commit
                 return;
             }
             registry.registerInterposedSynchronization(new Synchronization() {
@@ -410,7 +423,7 @@ final class ReactiveMessages {
                 @Override
                 public void afterCompletion(int status) {
                     try {
-                        call.transactionEnded(status);
+                        call.transactionEnded(attempt, status);
                     } catch (RuntimeException e) {
                         LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
                     }

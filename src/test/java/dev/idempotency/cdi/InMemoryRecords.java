@@ -81,6 +81,11 @@ final class InMemoryRecords implements AutoCloseable {
 
     /** Starts a container with the consumer bean class, its channels in memory, claims in {@code claim} mode. */
     InMemoryRecords boot(String claim, Class<?> consumers, String... channels) throws SQLException {
+        return boot(claim, consumers, channels, new Class<?>[0]);
+    }
+
+    /** As above, with more beans of the test's. */
+    InMemoryRecords boot(String claim, Class<?> consumers, String[] channels, Class<?>... beans) throws SQLException {
         TestDatabase.H2.reset();
         try (Connection c = TestDatabase.H2.connect(); Statement s = c.createStatement()) {
             s.execute("DROP TABLE IF EXISTS incoming_effect");
@@ -91,8 +96,9 @@ final class InMemoryRecords implements AutoCloseable {
         Map<String, String> config = new HashMap<>();
         config.put("idempotency.claim", claim);
         JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
-        container = IdempotencyWeld.weld(config, JtaInterceptorContract.Resources.class, consumers,
-                        MediatorFactory.class, MediatorManager.class, InternalChannelRegistry.class, ConnectorFactories.class,
+        container = IdempotencyWeld.weld(config, JtaInterceptorContract.Resources.class, consumers)
+                .addBeanClasses(beans)
+                .addBeanClasses(MediatorFactory.class, MediatorManager.class, InternalChannelRegistry.class, ConnectorFactories.class,
                         ConfiguredChannelFactory.class, ChannelProducer.class, ExecutionHolder.class, WorkerPoolRegistry.class,
                         HealthCenter.class, Wiring.class, InMemoryConnector.class)
                 .addExtension(new TransactionExtension())

@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class IncomingAcknowledgementTest {
 
-    static final String[] CHANNELS = {"optional-key", "leased-no-tx", "later", "later-fail"};
+    static final String[] CHANNELS = {"optional-key", "leased-no-tx", "later", "later-fail", "nested"};
 
     @ApplicationScoped
     public static class Consumers {
@@ -71,6 +71,16 @@ class IncomingAcknowledgementTest {
                 throw new IllegalStateException("failed after its ack");
             }
             return acked;
+        }
+
+        @Inject
+        Ledger ledger;
+
+        /** Leased, no transaction of its own: its work and its ack are in a transaction of a bean it calls. */
+        @Incoming("nested")
+        @Idempotent(messageProperty = "Idempotency-Key", claim = dev.idempotency.ClaimMode.LEASED)
+        public CompletionStage<Void> nested(Message<String> message) throws SQLException {
+            return ledger.book(message);
         }
 
         /** Writes in its transaction, and acks from a stage that completes later (Narayana ends the transaction with it). */
@@ -109,6 +119,27 @@ class IncomingAcknowledgementTest {
         }
     }
 
+    /** A bean the consumer calls: writes and acknowledges in its own transaction, which "rollback-" records roll back. */
+    @ApplicationScoped
+    public static class Ledger {
+        @Inject
+        @ForIdempotency
+        DataSource dataSource;
+
+        @Inject
+        TransactionSynchronizationRegistry tsr;
+
+        @Transactional
+        public CompletionStage<Void> book(Message<String> message) throws SQLException {
+            InMemoryRecords.write(dataSource, "nested", message.getPayload());
+            CompletionStage<Void> acked = message.ack();
+            if (message.getPayload().startsWith("rollback")) {
+                tsr.setRollbackOnly();
+            }
+            return acked;
+        }
+    }
+
     /** Committed rows seen at the moment each record was acknowledged (by the connector's ack). */
     final Map<String, Long> rowsAtAck = new ConcurrentHashMap<>();
     final InMemoryRecords records = new InMemoryRecords(
@@ -120,7 +151,7 @@ class IncomingAcknowledgementTest {
     }
 
     void boot(String claim) throws SQLException {
-        records.boot(claim, Consumers.class, CHANNELS);
+        records.boot(claim, Consumers.class, CHANNELS, Ledger.class);
     }
 
     @AfterEach
@@ -178,6 +209,18 @@ class IncomingAcknowledgementTest {
         awaitSettled(10);
         assertThat(deliveries.get(0).acks).as(states()).isEqualTo(1);
         assertThat(rowsAtAck.get("orders/0/1")).as("the work was committed when the record was acknowledged").isEqualTo(1L);
+    }
+
+    @org.junit.jupiter.api.Test
+    void anAcknowledgementInATransactionOfACalledBeanWaitsForThatTransaction() throws Exception {
+        boot("leased");
+        connector().source("nested").send(record("orders", 0, 1, "n-1", "rollback-1", "rollback-1"));
+        connector().source("nested").send(record("orders", 0, 2, "n-2", "fine-2", "fine-2"));
+        awaitSettled(10);
+        assertThat(rows("nested", "rollback-1")).as("its work rolled back").isZero();
+        assertThat(deliveries).extracting(d -> d.acks + "/" + d.nacks)
+                .as("the rolled back one refused, the committed one acknowledged: " + states()).containsExactly("0/1", "1/0");
+        assertThat(rowsAtAck.get("orders/0/2")).as("acknowledged once its work committed").isEqualTo(1L);
     }
 
     @org.junit.jupiter.api.Test
