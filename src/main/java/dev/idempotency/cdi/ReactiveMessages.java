@@ -216,10 +216,6 @@ final class ReactiveMessages {
             return attempt;
         }
 
-        synchronized Object transaction() {
-            return transaction;
-        }
-
         /** The transaction of an attempt ended with {@code status} (a jakarta.transaction.Status). */
         void transactionEnded(int ofAttempt, int status) {
             Runnable answer;
@@ -387,12 +383,7 @@ final class ReactiveMessages {
 
         private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(ReactiveMessages.class.getName());
 
-        /**
-         * Inside a transaction, the stage returned is complete at once and the record is settled when the transaction
-         * ends: a transaction interceptor that ends the transaction only once the method's stage completes (Narayana's
-         * {@code @Transactional} does, for a {@code CompletionStage}) would otherwise wait for an acknowledgement that
-         * waits for it.
-         */
+        /** Marks the current transaction, if one is active, for rollback. */
         static void markRollbackOnly(Object registryObject) {
             TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
             if (registry.getTransactionKey() != null && registry.getTransactionStatus() == Status.STATUS_ACTIVE) {
@@ -431,6 +422,11 @@ final class ReactiveMessages {
             });
         }
 
+        /**
+         * Settles the record once the current transaction ends (at once outside one); the stage returned is complete at
+         * once: a transaction interceptor that ends the transaction only once the method's stage completes would
+         * otherwise wait for an acknowledgement that waits for it.
+         */
         static CompletionStage<Void> settle(Message<?> message, Object registryObject, Throwable failure,
                                             Settlement returned) {
             TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
