@@ -1,5 +1,6 @@
 package dev.idempotency.cdi;
 
+import dev.idempotency.ForIdempotency;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyKey;
 import dev.idempotency.IdempotencyConfigurationException;
@@ -12,6 +13,7 @@ import jakarta.enterprise.inject.build.compatible.spi.BuildCompatibleExtension;
 import jakarta.enterprise.inject.build.compatible.spi.ClassConfig;
 import jakarta.enterprise.inject.build.compatible.spi.Discovery;
 import jakarta.enterprise.inject.build.compatible.spi.Enhancement;
+import jakarta.enterprise.inject.build.compatible.spi.MetaAnnotations;
 import jakarta.enterprise.inject.build.compatible.spi.Parameters;
 import jakarta.enterprise.inject.build.compatible.spi.ScannedClasses;
 import jakarta.enterprise.inject.build.compatible.spi.SkipIfPortableExtensionPresent;
@@ -46,7 +48,11 @@ public class IdempotencyBuildCompatibleExtension implements BuildCompatibleExten
     private final Set<String> keyTypes = new LinkedHashSet<>();
 
     @Discovery
-    public void discover(ScannedClasses scan) {
+    public void discover(ScannedClasses scan, MetaAnnotations meta) {
+        // The jar's classes are not discovered (its beans.xml says none), so its annotations are declared here: ArC
+        // refuses a qualifier it has not seen, and binds an interceptor only to a binding it knows
+        meta.addQualifier(ForIdempotency.class);
+        meta.addInterceptorBinding(Idempotent.class);
         scan.add(IdempotentInterceptor.class.getName());
         for (Class<?> bean : IdempotencyExtension.libraryBeans()) {
             scan.add(bean.getName());

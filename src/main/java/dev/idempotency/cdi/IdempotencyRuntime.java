@@ -17,6 +17,7 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.Initialized;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Startup;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Default;
 import jakarta.enterprise.inject.Instance;
@@ -77,7 +78,20 @@ public class IdempotencyRuntime {
     /** How long a cache of this node's own answers a sighting at most. */
     static final Duration SIGHTING_CACHED_AT_MOST = Duration.ofSeconds(5);
 
-    void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
+    /**
+     * Where the portable extension runs (Weld: every Jakarta EE server, Helidon MP), the engine starts as soon as the
+     * application's scope begins, so that a store that cannot start fails the deployment. Elsewhere (Quarkus) this event
+     * comes while the application is still being built, before its data sources exist: the engine starts on
+     * {@link #onStartup} instead. Static, so that this runtime is not created that early.
+     */
+    static void onStart(@Observes @Initialized(ApplicationScoped.class) Object event, @Any Instance<Object> beans) {
+        if (beans.select(IdempotencyExtension.class).isResolvable()) {
+            beans.select(IdempotencyRuntime.class).get().engine();
+        }
+    }
+
+    /** The application has started, its data sources and transactions too: start the engine if it has not started. */
+    void onStartup(@Observes Startup event) {
         engine();
     }
 

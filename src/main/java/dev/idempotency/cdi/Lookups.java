@@ -15,8 +15,20 @@ final class Lookups {
 
     /** The application's bean of this type qualified {@code @ForIdempotency}, the one that wins over the library's. */
     static <T> T qualified(Instance<Object> beans, Class<T> type) {
-        Instance<T> i = beans.select(type, ForIdempotency.Literal.INSTANCE);
-        return i.isResolvable() ? i.get() : null;
+        return resolved(beans, type, ForIdempotency.Literal.INSTANCE);
+    }
+
+    /**
+     * The one bean of this type with these qualifiers, else {@code null}: none, more than one, or a qualifier the
+     * container does not know (a container that only knows the qualifiers it discovered refuses it).
+     */
+    static <T> T resolved(Instance<Object> beans, Class<T> type, java.lang.annotation.Annotation... qualifiers) {
+        try {
+            Instance<T> i = beans.select(type, qualifiers);
+            return i.isResolvable() ? i.get() : null;
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /** A JNDI name's object of this type: {@code null} where there is no JNDI or no such name (Java SE, another server). */

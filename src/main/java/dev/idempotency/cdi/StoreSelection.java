@@ -2,11 +2,13 @@ package dev.idempotency.cdi;
 
 import dev.idempotency.ForIdempotency;
 import dev.idempotency.IdempotencyConfigurationException;
+import dev.idempotency.config.ConfigKey;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.spi.IdempotencyStore;
 import dev.idempotency.store.jpa.BoundedDataSource;
 import dev.idempotency.store.jpa.ConnectionSharing;
 import dev.idempotency.store.jpa.IdempotencyPersistenceUnit;
+import dev.idempotency.store.jpa.IdempotencyRecordEntity;
 import dev.idempotency.store.jpa.JpaIdempotencyStore;
 import dev.idempotency.store.jpa.JpaSchema;
 import dev.idempotency.store.jpa.JpaTransactions;
@@ -19,6 +21,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.Default;
 import jakarta.enterprise.inject.Instance;
+import jakarta.enterprise.inject.literal.NamedLiteral;
 import jakarta.inject.Inject;
 import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.Persistence;
@@ -115,9 +118,21 @@ public class StoreSelection {
                 ds = Lookups.jndi(s.datasource(), DataSource.class);
                 dataSourceName = s.datasource();
             }
+            EntityManagerFactory applicationsUnit = null;
+            boolean byDefault = s.datasource().equals(ConfigKey.DATASOURCE.defaultValue());
+            if (ds == null) {
+                // No JNDI (Quarkus, Helidon): the application's default data source bean, or the one named so; and where
+                // no unit can be made at run time (Quarkus), the application's default unit, which holds the record entity
+                ds = Lookups.resolved(beans, DataSource.class, byDefault ? Default.Literal.INSTANCE : NamedLiteral.of(s.datasource()));
+                dataSourceName = byDefault ? "the default DataSource bean" : "the DataSource bean @Named(\"" + s.datasource() + "\")";
+                if (ds != null && byDefault) {
+                    applicationsUnit = holdingRecords(Lookups.resolved(beans, EntityManagerFactory.class, Default.Literal.INSTANCE));
+                }
+            }
             if (ds == null) {
                 throw new IdempotencyConfigurationException("The JPA store has no database: no @ForIdempotency DataSource or "
                         + "EntityManagerFactory bean, no idempotency.persistence-unit, and no data source at " + s.datasource()
+                        + (byDefault ? " nor a default DataSource bean" : " nor a DataSource bean @Named(\"" + s.datasource() + "\")")
                         + ". Set one of those, or idempotency.store=memory");
             }
             // Every connection the store takes, its JDBC statements' and its JPA provider's, waits at most the library's bound;
@@ -135,7 +150,7 @@ public class StoreSelection {
                 }
                 return JpaSchema.insertIfAbsent(schemaSource);
             });
-            emf = ownEmf = IdempotencyPersistenceUnit.create(ds, tsr.registry() != null, s.jpaProperties());
+            emf = applicationsUnit != null ? applicationsUnit : (ownEmf = ownUnit(ds, tsr.registry() != null, s));
             ownUnitsDataSource = ds;
         }
         // With JTA present (a server, or a transaction manager in Java SE) the unit is taken to be a JTA one.
@@ -162,6 +177,33 @@ public class StoreSelection {
         return new JpaIdempotencyStore(transactions, s.lockTimeout(), insertIfAbsent);
     }
 
+
+    /**
+     * The application's unit when it manages the record entity (on Quarkus, the jar's entity joins the default unit),
+     * else {@code null}.
+     */
+    private static EntityManagerFactory holdingRecords(EntityManagerFactory unit) {
+        if (unit == null) {
+            return null;
+        }
+        try {
+            unit.getMetamodel().entity(IdempotencyRecordEntity.class);
+            return unit;
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+    }
+
+    /** The library's own persistence unit on the data source, or what to do where none can be made at run time. */
+    private static EntityManagerFactory ownUnit(DataSource ds, boolean jta, GlobalSettings s) {
+        try {
+            return IdempotencyPersistenceUnit.create(ds, jta, s.jpaProperties());
+        } catch (RuntimeException e) {
+            throw new IdempotencyConfigurationException("The JPA store could not make its persistence unit on the data source ("
+                    + e + "). Where units are fixed when the application is built (Quarkus), add Hibernate ORM to the application "
+                    + "so that its default unit holds the records' entity " + IdempotencyRecordEntity.class.getName(), e);
+        }
+    }
 
     /** The work, on this thread when it has no transaction, else on the managed executor's (which has none). */
     private <T> T outsideAnyTransaction(TransactionSynchronizationRegistryHolder tsr, java.util.function.Supplier<T> work) {

@@ -7,11 +7,18 @@ import dev.idempotency.config.MethodSettings;
 
 import jakarta.enterprise.inject.spi.CDI;
 import jakarta.ws.rs.Priorities;
+import jakarta.ws.rs.container.ContainerRequestContext;
+import jakarta.ws.rs.container.ContainerRequestFilter;
+import jakarta.ws.rs.container.ContainerResponseContext;
+import jakarta.ws.rs.container.ContainerResponseFilter;
+import jakarta.ws.rs.ext.WriterInterceptor;
+import jakarta.ws.rs.ext.WriterInterceptorContext;
 import jakarta.ws.rs.container.DynamicFeature;
 import jakarta.ws.rs.container.ResourceInfo;
 import jakarta.ws.rs.core.FeatureContext;
 import jakarta.ws.rs.ext.Provider;
 
+import java.io.IOException;
 import java.lang.reflect.Method;
 
 /**
@@ -54,9 +61,53 @@ public class IdempotencyFeature implements DynamicFeature {
         if (!settings.enabled()) {
             return;
         }
-        context.register(new IdempotencyHttpFilter(settings, runtime), java.util.Map.of(
-                jakarta.ws.rs.container.ContainerRequestFilter.class, REQUEST_PRIORITY,
-                jakarta.ws.rs.container.ContainerResponseFilter.class, RESPONSE_PRIORITY,
-                jakarta.ws.rs.ext.WriterInterceptor.class, WRITER_PRIORITY));
+        // One filter, registered once per contract with that contract's priority: register(Object, int), which every
+        // JAX-RS runtime takes (Quarkus REST refuses a map of contracts to priorities)
+        IdempotencyHttpFilter filter = new IdempotencyHttpFilter(settings, runtime);
+        context.register(new RequestSide(filter), REQUEST_PRIORITY);
+        context.register(new ResponseSide(filter), RESPONSE_PRIORITY);
+        context.register(new WriterSide(filter), WRITER_PRIORITY);
+    }
+
+    /** The filter as a request filter only. */
+    public static final class RequestSide implements ContainerRequestFilter {
+        private final IdempotencyHttpFilter filter;
+
+        RequestSide(IdempotencyHttpFilter filter) {
+            this.filter = filter;
+        }
+
+        @Override
+        public void filter(ContainerRequestContext request) throws IOException {
+            filter.filter(request);
+        }
+    }
+
+    /** The filter as a response filter only. */
+    public static final class ResponseSide implements ContainerResponseFilter {
+        private final IdempotencyHttpFilter filter;
+
+        ResponseSide(IdempotencyHttpFilter filter) {
+            this.filter = filter;
+        }
+
+        @Override
+        public void filter(ContainerRequestContext request, ContainerResponseContext response) {
+            filter.filter(request, response);
+        }
+    }
+
+    /** The filter as a writer interceptor only. */
+    public static final class WriterSide implements WriterInterceptor {
+        private final IdempotencyHttpFilter filter;
+
+        WriterSide(IdempotencyHttpFilter filter) {
+            this.filter = filter;
+        }
+
+        @Override
+        public void aroundWriteTo(WriterInterceptorContext context) throws IOException {
+            filter.aroundWriteTo(context);
+        }
     }
 }

@@ -10,6 +10,7 @@ import jakarta.enterprise.inject.build.compatible.spi.ClassConfig;
 import jakarta.enterprise.inject.build.compatible.spi.Discovery;
 import jakarta.enterprise.inject.build.compatible.spi.Enhancement;
 import jakarta.enterprise.inject.build.compatible.spi.ScannedClasses;
+import jakarta.enterprise.inject.build.compatible.spi.MetaAnnotations;
 import jakarta.enterprise.inject.build.compatible.spi.Synthesis;
 import jakarta.enterprise.inject.build.compatible.spi.SyntheticComponents;
 import jakarta.enterprise.lang.model.declarations.ClassInfo;
@@ -59,8 +60,8 @@ class H2BuildCompatibleInterceptorTest extends JtaInterceptorContract {
     public static class AsInCdiLite extends IdempotencyBuildCompatibleExtension {
         @Override
         @Discovery
-        public void discover(ScannedClasses scan) {
-            super.discover(scan);
+        public void discover(ScannedClasses scan, MetaAnnotations meta) {
+            super.discover(scan, meta);
         }
 
         @Override

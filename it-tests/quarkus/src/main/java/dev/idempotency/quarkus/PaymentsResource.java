@@ -1,0 +1,56 @@
+package dev.idempotency.quarkus;
+
+import dev.idempotency.Idempotent;
+
+import jakarta.inject.Inject;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import jakarta.transaction.Transactional;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+
+/**
+ * The HTTP door: a blocking resource (Quarkus REST runs it on a worker thread). The atomic one runs in the claim's
+ * transaction, begun by the library's request filter and ended after the response is written.
+ */
+@Path("/payments")
+public class PaymentsResource {
+
+    /** The request body. */
+    public record PaymentRequest(String reference, long amount, boolean fail) {
+    }
+
+    @Inject
+    Ledger ledger;
+
+    @Inject
+    TransactionSynchronizationRegistry transactions;
+
+    @POST
+    @Idempotent(namespace = "http-atomic")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    @Transactional
+    public Response pay(PaymentRequest request) {
+        Receipt receipt = ledger.charge(request.reference(), request.amount());
+        if (request.fail()) {
+            return Response.status(502).entity(receipt).build(); // not kept: the transaction rolls back, the row too
+        }
+        // what this transaction sees: the claim's record of the reference's key, written in it
+        return Response.status(201).header("X-Claim-Records", ledger.records(request.reference()))
+                .header("X-In-Transaction", transactions.getTransactionKey() != null).entity(receipt).build();
+    }
+
+    @POST
+    @Path("/leased")
+    @Idempotent(namespace = "http-leased", claim = dev.idempotency.ClaimMode.LEASED)
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    public Response payLeased(PaymentRequest request, @HeaderParam("Idempotency-Key") String key) {
+        return Response.status(201).entity(ledger.charge(request.reference(), request.amount())).build();
+    }
+}
