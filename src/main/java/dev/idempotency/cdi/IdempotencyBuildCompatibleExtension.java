@@ -12,15 +12,18 @@ import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.build.compatible.spi.BuildCompatibleExtension;
 import jakarta.enterprise.inject.build.compatible.spi.ClassConfig;
 import jakarta.enterprise.inject.build.compatible.spi.Discovery;
+import jakarta.enterprise.inject.build.compatible.spi.BeanInfo;
 import jakarta.enterprise.inject.build.compatible.spi.Enhancement;
 import jakarta.enterprise.inject.build.compatible.spi.MetaAnnotations;
 import jakarta.enterprise.inject.build.compatible.spi.Parameters;
+import jakarta.enterprise.inject.build.compatible.spi.Registration;
 import jakarta.enterprise.inject.build.compatible.spi.ScannedClasses;
 import jakarta.enterprise.inject.build.compatible.spi.SkipIfPortableExtensionPresent;
 import jakarta.enterprise.inject.build.compatible.spi.Synthesis;
 import jakarta.enterprise.inject.build.compatible.spi.SyntheticBeanCreator;
 import jakarta.enterprise.inject.build.compatible.spi.SyntheticComponents;
 import jakarta.enterprise.lang.model.declarations.ClassInfo;
+import jakarta.enterprise.lang.model.declarations.MethodInfo;
 import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.config.Config;
@@ -64,11 +67,35 @@ public class IdempotencyBuildCompatibleExtension implements BuildCompatibleExten
         interceptor.addAnnotation(new PriorityLiteral(interceptorPriority()));
     }
 
-    @Enhancement(types = Object.class, withSubtypes = true, withAnnotations = Idempotent.class)
-    public void idempotentType(ClassInfo type) {
-        if (!type.isInterface() && !Modifier.isAbstract(type.modifiers())
-                && !type.name().equals(IdempotentInterceptor.class.getName())) {
+    /**
+     * Every bean the container keeps (a class left out, by a build property or a profile, say, is not one) whose class
+     * has an {@code @Idempotent} method, or is {@code @Idempotent}, itself or through a superclass.
+     */
+    @Registration(types = Object.class)
+    public void idempotentBean(BeanInfo bean) {
+        ClassInfo type = bean.declaringClass();
+        if (bean.isClassBean() && !bean.isInterceptor() && !type.isInterface() && !Modifier.isAbstract(type.modifiers())
+                && idempotent(type)) {
             idempotentTypes.add(type.name());
+        }
+    }
+
+    /** Whether the class or a superclass is {@code @Idempotent}, or one of its methods (its supertypes' included) is. */
+    private static boolean idempotent(ClassInfo type) {
+        try {
+            for (ClassInfo c = type; c != null; c = c.superClassDeclaration()) {
+                if (c.hasAnnotation(Idempotent.class)) {
+                    return true;
+                }
+            }
+            for (MethodInfo m : type.methods()) {
+                if (m.hasAnnotation(Idempotent.class)) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (RuntimeException e) {
+            return true; // a supertype the container cannot read (ArC, one missing from its index): read by reflection at start
         }
     }
 

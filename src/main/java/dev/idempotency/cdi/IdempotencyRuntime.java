@@ -43,8 +43,11 @@ public class IdempotencyRuntime {
 
     private static final Logger LOG = Logger.getLogger(IdempotencyRuntime.class.getName());
 
+    /** Looked up when first needed: on Quarkus this bean may be created before the run-time configuration is read. */
     @Inject
-    IdempotencyDeployment deployment;
+    Instance<IdempotencyDeployment> deploymentBean;
+
+    private volatile IdempotencyDeployment deployment;
 
     @Inject
     @Any
@@ -82,16 +85,16 @@ public class IdempotencyRuntime {
      * Where the portable extension runs (Weld: every Jakarta EE server, Helidon MP), the engine starts as soon as the
      * application's scope begins, so that a store that cannot start fails the deployment. Elsewhere (Quarkus) this event
      * comes while the application is still being built, before its data sources exist: the engine starts on
-     * {@link #onStartup} instead. Static, so that this runtime is not created that early.
+     * {@link #onStartup} instead.
      */
-    static void onStart(@Observes @Initialized(ApplicationScoped.class) Object event, @Any Instance<Object> beans) {
+    public void onStart(@Observes @Initialized(ApplicationScoped.class) Object event) {
         if (beans.select(IdempotencyExtension.class).isResolvable()) {
-            beans.select(IdempotencyRuntime.class).get().engine();
+            engine();
         }
     }
 
     /** The application has started, its data sources and transactions too: start the engine if it has not started. */
-    void onStartup(@Observes Startup event) {
+    public void onStartup(@Observes Startup event) {
         engine();
     }
 
@@ -144,12 +147,16 @@ public class IdempotencyRuntime {
 
     /** The global settings read at deployment. */
     public GlobalSettings settings() {
-        return deployment.globalSettings();
+        return deployment().globalSettings();
     }
 
     /** What the deployment resolved: the configuration and every {@code @Idempotent} method's settings. */
     public IdempotencyDeployment deployment() {
-        return deployment;
+        IdempotencyDeployment d = deployment;
+        if (d == null) {
+            d = deployment = deploymentBean.get();
+        }
+        return d;
     }
 
     /** A door's key as the engine, the store and the cache are to see it: {@link GlobalSettings#atRest}. */
@@ -244,7 +251,7 @@ public class IdempotencyRuntime {
         }
         started.observer(new Observability(metrics, publishers, (Observability.Trace) openTelemetry, beanManager.getEvent().select(IdempotencyEvent.class), clock));
         java.util.Map<dev.idempotency.config.MethodSettings, dev.idempotency.core.ClaimFlow> chosen = new java.util.IdentityHashMap<>();
-        deployment.allSettings().forEach(m -> chosen.put(m, chooseFlow(started, m)));
+        deployment().allSettings().forEach(m -> chosen.put(m, chooseFlow(started, m)));
         flows = chosen;
         engine = started;
         purgeSchedule.start(started);
@@ -260,7 +267,7 @@ public class IdempotencyRuntime {
     private void checkClaimModes(IdempotencyEngine engine) {
         String connections = storeSelection.connectionProblem();
         if (connections != null) {
-            java.util.List<String> asked = deployment.allSettings().stream()
+            java.util.List<String> asked = deployment().allSettings().stream()
                     .filter(m -> m.enabled() && (m.claim() == dev.idempotency.ClaimMode.ATOMIC || m.claim() == dev.idempotency.ClaimMode.OPTIMISTIC))
                     .map(dev.idempotency.config.MethodSettings::describe).sorted().toList();
             if (!asked.isEmpty()) {
@@ -276,7 +283,7 @@ public class IdempotencyRuntime {
             return;
         }
         boolean calls = engine.supportsAtomicClaims();
-        java.util.List<String> atomic = deployment.allSettings().stream()
+        java.util.List<String> atomic = deployment().allSettings().stream()
                 .filter(m -> m.enabled() && (m.claim() == dev.idempotency.ClaimMode.ATOMIC || m.claim() == dev.idempotency.ClaimMode.OPTIMISTIC))
                 .filter(m -> !calls || m.keySource() == dev.idempotency.config.KeySource.HTTP_HEADER)
                 .map(dev.idempotency.config.MethodSettings::describe).sorted().toList();

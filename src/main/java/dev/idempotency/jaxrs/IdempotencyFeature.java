@@ -1,5 +1,6 @@
 package dev.idempotency.jaxrs;
 
+import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.Idempotent;
 import dev.idempotency.cdi.IdempotencyDeployment;
 import dev.idempotency.cdi.IdempotencyRuntime;
@@ -54,6 +55,11 @@ public class IdempotencyFeature implements DynamicFeature {
                 && (resourceClass == null || resourceClass.getAnnotation(Idempotent.class) == null))) {
             return;
         }
+        if (context.getClass().getName().startsWith("org.jboss.resteasy.reactive.") && onEventLoop(resourceClass, method)) {
+            throw new IdempotencyConfigurationException(resourceClass.getName() + "#" + method.getName() + " is @Idempotent and "
+                    + "runs on Quarkus REST's event loop, where the key's claim (a database call) must not block: annotate "
+                    + "it or its class @io.smallrye.common.annotation.Blocking, or return a plain type instead of a stage");
+        }
         IdempotencyRuntime runtime = CDI.current().select(IdempotencyRuntime.class).get();
         IdempotencyDeployment deployment = runtime.deployment();
         MethodSettings settings = deployment.settingsFor(resourceClass, method);
@@ -67,6 +73,58 @@ public class IdempotencyFeature implements DynamicFeature {
         context.register(new RequestSide(filter), REQUEST_PRIORITY);
         context.register(new ResponseSide(filter), RESPONSE_PRIORITY);
         context.register(new WriterSide(filter), WRITER_PRIORITY);
+    }
+
+    private static final String BLOCKING = "io.smallrye.common.annotation.Blocking";
+    private static final String VIRTUAL_THREAD = "io.smallrye.common.annotation.RunOnVirtualThread";
+    private static final String NON_BLOCKING = "io.smallrye.common.annotation.NonBlocking";
+    private static final String TRANSACTIONAL = "jakarta.transaction.Transactional";
+    private static final java.util.Set<String> REACTIVE_TYPES = java.util.Set.of("java.util.concurrent.CompletionStage",
+            "java.util.concurrent.Flow$Publisher", "org.reactivestreams.Publisher", "io.smallrye.mutiny.Uni",
+            "io.smallrye.mutiny.Multi");
+
+    /**
+     * Whether Quarkus REST runs the method on its event loop: {@code @NonBlocking}, or a stage, a {@code Uni} or a
+     * publisher returned without {@code @Blocking}, {@code @RunOnVirtualThread} or {@code @Transactional} (on the
+     * method, else its class).
+     */
+    static boolean onEventLoop(Class<?> resourceClass, Method method) {
+        for (java.lang.reflect.AnnotatedElement where : new java.lang.reflect.AnnotatedElement[] {method, resourceClass}) {
+            if (where == null) {
+                continue;
+            }
+            if (annotated(where, BLOCKING) || annotated(where, VIRTUAL_THREAD) || annotated(where, TRANSACTIONAL)) {
+                return false;
+            }
+            if (annotated(where, NON_BLOCKING)) {
+                return true;
+            }
+        }
+        return reactive(method.getReturnType());
+    }
+
+    private static boolean annotated(java.lang.reflect.AnnotatedElement where, String annotation) {
+        for (java.lang.annotation.Annotation a : where.getAnnotations()) {
+            if (a.annotationType().getName().equals(annotation)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean reactive(Class<?> type) {
+        if (type == null || type == Object.class) {
+            return false;
+        }
+        if (REACTIVE_TYPES.contains(type.getName())) {
+            return true;
+        }
+        for (Class<?> i : type.getInterfaces()) {
+            if (reactive(i)) {
+                return true;
+            }
+        }
+        return reactive(type.getSuperclass());
     }
 
     /** The filter as a request filter only. */

@@ -11,6 +11,8 @@ import jakarta.enterprise.inject.build.compatible.spi.Discovery;
 import jakarta.enterprise.inject.build.compatible.spi.Enhancement;
 import jakarta.enterprise.inject.build.compatible.spi.ScannedClasses;
 import jakarta.enterprise.inject.build.compatible.spi.MetaAnnotations;
+import jakarta.enterprise.inject.build.compatible.spi.BeanInfo;
+import jakarta.enterprise.inject.build.compatible.spi.Registration;
 import jakarta.enterprise.inject.build.compatible.spi.Synthesis;
 import jakarta.enterprise.inject.build.compatible.spi.SyntheticComponents;
 import jakarta.enterprise.lang.model.declarations.ClassInfo;
@@ -71,9 +73,9 @@ class H2BuildCompatibleInterceptorTest extends JtaInterceptorContract {
         }
 
         @Override
-        @Enhancement(types = Object.class, withSubtypes = true, withAnnotations = Idempotent.class)
-        public void idempotentType(ClassInfo type) {
-            super.idempotentType(type);
+        @Registration(types = Object.class)
+        public void idempotentBean(BeanInfo bean) {
+            super.idempotentBean(bean);
         }
 
         @Override

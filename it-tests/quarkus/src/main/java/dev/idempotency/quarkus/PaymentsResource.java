@@ -53,4 +53,16 @@ public class PaymentsResource {
     public Response payLeased(PaymentRequest request, @HeaderParam("Idempotency-Key") String key) {
         return Response.status(201).entity(ledger.charge(request.reference(), request.amount())).build();
     }
+
+    /** A stage returned from a worker thread ({@code @Blocking}): the filter's claim and reads may block there. */
+    @POST
+    @Path("/staged")
+    @io.smallrye.common.annotation.Blocking
+    @Idempotent(namespace = "http-staged")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    public java.util.concurrent.CompletionStage<Response> payStaged(PaymentRequest request) {
+        return java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> Response.status(201).entity(ledger.charge(request.reference(), request.amount())).build());
+    }
 }

@@ -146,4 +146,17 @@ class QuarkusHttpTest {
         assertEquals("true", again.headers().firstValue("Idempotent-Replayed").orElse(""));
         assertEquals(1, ledger.rows(ref));
     }
+
+    @Test
+    void aBlockingResourceReturningAStageReplaysToo() throws Exception {
+        String ref = reference();
+        URI staged = URI.create(payments + "/staged");
+        HttpResponse<byte[]> first = post(staged, ref, body(ref, 9, false));
+        assertEquals(201, first.statusCode(), () -> text(first));
+        HttpResponse<byte[]> again = post(staged, ref, body(ref, 9, false));
+        assertEquals(201, again.statusCode());
+        assertArrayEquals(first.body(), again.body());
+        assertEquals("true", again.headers().firstValue("Idempotent-Replayed").orElse(""));
+        assertEquals(1, ledger.runs(ref));
+    }
 }
