@@ -24,6 +24,11 @@ public class PaymentsResource {
     public record PaymentRequest(String reference, long amount, boolean fail) {
     }
 
+    /** A pause after the charge, before the commit (the crash test's); a header, so that it is not part of the request. */
+    @HeaderParam("X-Pause-After-Charge")
+    @jakarta.ws.rs.DefaultValue("0")
+    long pauseAfterChargeMillis;
+
     @Inject
     Ledger ledger;
 
@@ -36,7 +41,7 @@ public class PaymentsResource {
     @Produces(MediaType.APPLICATION_JSON)
     @Transactional
     public Response pay(PaymentRequest request) {
-        Receipt receipt = ledger.charge(request.reference(), request.amount());
+        Receipt receipt = charge(request);
         if (request.fail()) {
             return Response.status(502).entity(receipt).build(); // not kept: the transaction rolls back, the row too
         }
@@ -52,6 +57,35 @@ public class PaymentsResource {
     @Produces(MediaType.APPLICATION_JSON)
     public Response payLeased(PaymentRequest request, @HeaderParam("Idempotency-Key") String key) {
         return Response.status(201).entity(ledger.charge(request.reference(), request.amount())).build();
+    }
+
+    /** Leased, with the charge in the resource's own transaction: committed with the answer, or not at all. */
+    @POST
+    @Path("/leased-transactional")
+    @Idempotent(namespace = "http-leased-transactional", claim = dev.idempotency.ClaimMode.LEASED, lease = "PT3S")
+    @Consumes(MediaType.APPLICATION_JSON)
+    @Produces(MediaType.APPLICATION_JSON)
+    @Transactional
+    public Response payLeasedInATransaction(PaymentRequest request) {
+        return Response.status(201).entity(charge(request)).build();
+    }
+
+    /**
+     * The charge's row, written in the request's transaction; then, when the request's {@code X-Pause-After-Charge}
+     * asks for it, a line on standard output and a pause before the commit (the crash test kills the JVM there).
+     */
+    private Receipt charge(PaymentRequest request) {
+        Receipt receipt = ledger.charge(request.reference(), request.amount());
+        if (pauseAfterChargeMillis > 0) {
+            System.out.println("CHARGED " + request.reference());
+            System.out.flush();
+            try {
+                Thread.sleep(pauseAfterChargeMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return receipt;
     }
 
     /** A stage returned from a worker thread ({@code @Blocking}): the filter's claim and reads may block there. */
