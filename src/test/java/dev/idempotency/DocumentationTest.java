@@ -569,6 +569,9 @@ class DocumentationTest {
         while (goals.find()) {
             profiles.add(goals.group(1));
         }
+        if (read(Path.of("pom.xml")).contains("<pomInclude>it-tests/quarkus/pom.xml</pomInclude>")) {
+            profiles.add("it-tests/quarkus"); // the Quarkus application, a project of its own
+        }
         assertThat(rows.keySet()).as("one row per server the build runs").containsExactlyInAnyOrderElementsOf(profiles);
         String it = "it-tests/pom.xml";
         Map<String, String> versions = new LinkedHashMap<>();
@@ -580,6 +583,7 @@ class DocumentationTest {
         versions.put("glassfish", pomProperty(it, "glassfish.version"));
         versions.put("liberty", pomProperty(it, "liberty.version"));
         versions.put("liberty-ee11", pomProperty(it, "liberty-ee11.version"));
+        versions.put("it-tests/quarkus", pomProperty("it-tests/quarkus/pom.xml", "quarkus.version"));
         assertThat(rows).as("the versions the build provisions").containsExactlyInAnyOrderEntriesOf(versions);
     }
 }
