@@ -111,6 +111,7 @@ public class IdempotencyBuildCompatibleExtension implements BuildCompatibleExten
                 .scope(Singleton.class)
                 .withParam(Resolution.TYPES, idempotentTypes.toArray(String[]::new))
                 .withParam(Resolution.KEY_TYPES, keyTypes.toArray(String[]::new))
+                .withParam(Resolution.PRIORITY, interceptorPriority())
                 .createWith(Resolution.class);
     }
 
@@ -133,12 +134,19 @@ public class IdempotencyBuildCompatibleExtension implements BuildCompatibleExten
     public static class Resolution implements SyntheticBeanCreator<IdempotencyDeployment> {
         static final String TYPES = "types";
         static final String KEY_TYPES = "keyTypes";
+        static final String PRIORITY = "priority";
 
         @Override
         public IdempotencyDeployment create(Instance<Object> lookup, Parameters params) {
             Config config = ConfigProvider.getConfig(classLoader());
             ConfigErrors errors = new ConfigErrors();
             GlobalSettings global = GlobalSettings.read(config, errors);
+            int built = params.get(PRIORITY, Integer.class, GlobalSettings.DEFAULT_INTERCEPTOR_PRIORITY);
+            if (global != null && global.interceptorPriority() != built) {
+                errors.add("idempotency.interceptor.priority is " + global.interceptorPriority() + " now, but the interceptor's "
+                        + "priority was fixed at " + built + " when the application was built: set it in the build's "
+                        + "configuration (application.properties) and build again");
+            }
             MethodSettingsResolver resolver = new MethodSettingsResolver(config, global);
             resolver.checkMemberKeys(errors);
             IdempotencyDeployment deployment = new IdempotencyDeployment(config, global, resolver);

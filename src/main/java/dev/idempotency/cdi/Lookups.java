@@ -31,6 +31,21 @@ final class Lookups {
         }
     }
 
+    /**
+     * Whether there is a JNDI naming context at all (every Jakarta EE server; not Java SE, Quarkus or Helidon), whatever
+     * it holds.
+     */
+    static boolean jndiPresent() {
+        try {
+            new InitialContext().lookup("java:comp/env");
+            return true;
+        } catch (javax.naming.NameNotFoundException e) {
+            return true; // a naming service, without that name
+        } catch (NamingException | RuntimeException e) {
+            return false; // none (Java SE), or one that refuses every name (Quarkus)
+        }
+    }
+
     /** A JNDI name's object of this type: {@code null} where there is no JNDI or no such name (Java SE, another server). */
     static <T> T jndi(String jndiName, Class<T> type) {
         try {

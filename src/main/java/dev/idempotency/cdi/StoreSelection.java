@@ -120,13 +120,14 @@ public class StoreSelection {
             }
             EntityManagerFactory applicationsUnit = null;
             boolean byDefault = s.datasource().equals(ConfigKey.DATASOURCE.defaultValue());
-            if (ds == null) {
+            if (ds == null && !Lookups.jndiPresent()) {
                 // No JNDI (Quarkus, Helidon): the application's default data source bean, or the one named so; and where
                 // no unit can be made at run time (Quarkus), the application's default unit, which holds the record entity
                 ds = Lookups.resolved(beans, DataSource.class, byDefault ? Default.Literal.INSTANCE : NamedLiteral.of(s.datasource()));
                 dataSourceName = byDefault ? "the default DataSource bean" : "the DataSource bean @Named(\"" + s.datasource() + "\")";
                 if (ds != null && byDefault) {
                     applicationsUnit = holdingRecords(Lookups.resolved(beans, EntityManagerFactory.class, Default.Literal.INSTANCE));
+                    checkUnitsDataSource(applicationsUnit);
                 }
             }
             if (ds == null) {
@@ -194,14 +195,34 @@ public class StoreSelection {
         }
     }
 
+    /**
+     * The claim's statements run on the default data source and the rest through the default unit: on Quarkus, the unit
+     * must be on that data source ({@code quarkus.hibernate-orm.datasource} left unset), or claims and answers would go
+     * to two databases.
+     */
+    private static void checkUnitsDataSource(EntityManagerFactory unit) {
+        if (unit == null) {
+            return;
+        }
+        String named = org.eclipse.microprofile.config.ConfigProvider.getConfig(Thread.currentThread().getContextClassLoader() != null
+                ? Thread.currentThread().getContextClassLoader() : StoreSelection.class.getClassLoader())
+                .getOptionalValue("quarkus.hibernate-orm.datasource", String.class).orElse("<default>");
+        if (!named.equals("<default>")) {
+            throw new IdempotencyConfigurationException("The default persistence unit, which holds the records, is on the data "
+                    + "source " + named + " (quarkus.hibernate-orm.datasource), and the records' claims would go to the default "
+                    + "one: keep the default unit on the default data source");
+        }
+    }
+
     /** The library's own persistence unit on the data source, or what to do where none can be made at run time. */
     private static EntityManagerFactory ownUnit(DataSource ds, boolean jta, GlobalSettings s) {
         try {
             return IdempotencyPersistenceUnit.create(ds, jta, s.jpaProperties());
         } catch (RuntimeException e) {
             throw new IdempotencyConfigurationException("The JPA store could not make its persistence unit on the data source ("
-                    + e + "). Where units are fixed when the application is built (Quarkus), add Hibernate ORM to the application "
-                    + "so that its default unit holds the records' entity " + IdempotencyRecordEntity.class.getName(), e);
+                    + e + "). Where units are fixed when the application is built (Quarkus), keep the records on the default "
+                    + "data source (leave idempotency.datasource unset) and add Hibernate ORM to the application, so that its "
+                    + "default unit holds the records' entity " + IdempotencyRecordEntity.class.getName(), e);
         }
     }
 

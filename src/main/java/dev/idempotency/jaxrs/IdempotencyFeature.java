@@ -55,10 +55,16 @@ public class IdempotencyFeature implements DynamicFeature {
                 && (resourceClass == null || resourceClass.getAnnotation(Idempotent.class) == null))) {
             return;
         }
-        if (context.getClass().getName().startsWith("org.jboss.resteasy.reactive.") && onEventLoop(resourceClass, method)) {
-            throw new IdempotencyConfigurationException(resourceClass.getName() + "#" + method.getName() + " is @Idempotent and "
-                    + "runs on Quarkus REST's event loop, where the key's claim (a database call) must not block: annotate "
-                    + "it or its class @io.smallrye.common.annotation.Blocking, or return a plain type instead of a stage");
+        String where = resourceClass.getName() + "#" + method.getName() + " is @Idempotent and ";
+        if (STREAMS.contains(method.getReturnType().getName())) {
+            // its answer comes later, on a thread of its own, and is not a stage the library waits for
+            throw new IdempotencyConfigurationException(where + "returns a " + method.getReturnType().getSimpleName()
+                    + ": return a CompletionStage (a Uni's subscribeAsCompletionStage()) or a plain type");
+        }
+        if (context.getClass().getName().startsWith("org.jboss.resteasy.reactive.") && onEventLoop(method)) {
+            throw new IdempotencyConfigurationException(where + "runs on Quarkus REST's event loop, where the key's claim "
+                    + "(a database call) must not block: annotate it or its class @io.smallrye.common.annotation.Blocking, "
+                    + "or return a plain type instead of a stage");
         }
         IdempotencyRuntime runtime = CDI.current().select(IdempotencyRuntime.class).get();
         IdempotencyDeployment deployment = runtime.deployment();
@@ -79,28 +85,33 @@ public class IdempotencyFeature implements DynamicFeature {
     private static final String VIRTUAL_THREAD = "io.smallrye.common.annotation.RunOnVirtualThread";
     private static final String NON_BLOCKING = "io.smallrye.common.annotation.NonBlocking";
     private static final String TRANSACTIONAL = "jakarta.transaction.Transactional";
-    private static final java.util.Set<String> REACTIVE_TYPES = java.util.Set.of("java.util.concurrent.CompletionStage",
-            "java.util.concurrent.Flow$Publisher", "org.reactivestreams.Publisher", "io.smallrye.mutiny.Uni",
-            "io.smallrye.mutiny.Multi");
+    /** What Quarkus REST runs on its event loop when nothing says otherwise: a stage, and the streams below. */
+    private static final java.util.Set<String> STAGES = java.util.Set.of("java.util.concurrent.CompletionStage",
+            "java.util.concurrent.CompletableFuture");
+    /** Answers that are not a value or a stage: refused on every runtime. */
+    private static final java.util.Set<String> STREAMS = java.util.Set.of("io.smallrye.mutiny.Uni", "io.smallrye.mutiny.Multi",
+            "org.jboss.resteasy.reactive.RestMulti", "org.reactivestreams.Publisher", "java.util.concurrent.Flow$Publisher");
 
     /**
-     * Whether Quarkus REST runs the method on its event loop: {@code @NonBlocking}, or a stage, a {@code Uni} or a
-     * publisher returned without {@code @Blocking}, {@code @RunOnVirtualThread} or {@code @Transactional} (on the
-     * method, else its class).
+     * Whether Quarkus REST runs the method on its event loop, by its rules: {@code @Blocking} or
+     * {@code @RunOnVirtualThread} (a worker) or {@code @NonBlocking} (the event loop) on the method, else on the class
+     * that declares it; else {@code @Transactional} (a worker); else a stage or a stream returned (the event loop). A
+     * default set on the application's {@code Application} class is not seen: annotate the method.
      */
-    static boolean onEventLoop(Class<?> resourceClass, Method method) {
-        for (java.lang.reflect.AnnotatedElement where : new java.lang.reflect.AnnotatedElement[] {method, resourceClass}) {
-            if (where == null) {
-                continue;
-            }
-            if (annotated(where, BLOCKING) || annotated(where, VIRTUAL_THREAD) || annotated(where, TRANSACTIONAL)) {
+    static boolean onEventLoop(Method method) {
+        for (java.lang.reflect.AnnotatedElement where : new java.lang.reflect.AnnotatedElement[] {method, method.getDeclaringClass()}) {
+            if (annotated(where, BLOCKING) || annotated(where, VIRTUAL_THREAD)) {
                 return false;
             }
             if (annotated(where, NON_BLOCKING)) {
                 return true;
             }
         }
-        return reactive(method.getReturnType());
+        if (annotated(method, TRANSACTIONAL) || annotated(method.getDeclaringClass(), TRANSACTIONAL)) {
+            return false;
+        }
+        String returned = method.getReturnType().getName();
+        return STAGES.contains(returned) || STREAMS.contains(returned);
     }
 
     private static boolean annotated(java.lang.reflect.AnnotatedElement where, String annotation) {
@@ -110,21 +121,6 @@ public class IdempotencyFeature implements DynamicFeature {
             }
         }
         return false;
-    }
-
-    private static boolean reactive(Class<?> type) {
-        if (type == null || type == Object.class) {
-            return false;
-        }
-        if (REACTIVE_TYPES.contains(type.getName())) {
-            return true;
-        }
-        for (Class<?> i : type.getInterfaces()) {
-            if (reactive(i)) {
-                return true;
-            }
-        }
-        return reactive(type.getSuperclass());
     }
 
     /** The filter as a request filter only. */

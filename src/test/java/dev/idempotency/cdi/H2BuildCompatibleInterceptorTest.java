@@ -1,21 +1,10 @@
 package dev.idempotency.cdi;
 
+import dev.idempotency.testing.CdiLite;
 import dev.idempotency.testing.IdempotencyWeld;
 import dev.idempotency.testing.TestDatabase;
 
-import dev.idempotency.Idempotent;
-import dev.idempotency.IdempotencyKey;
 
-import jakarta.enterprise.inject.build.compatible.spi.ClassConfig;
-import jakarta.enterprise.inject.build.compatible.spi.Discovery;
-import jakarta.enterprise.inject.build.compatible.spi.Enhancement;
-import jakarta.enterprise.inject.build.compatible.spi.ScannedClasses;
-import jakarta.enterprise.inject.build.compatible.spi.MetaAnnotations;
-import jakarta.enterprise.inject.build.compatible.spi.BeanInfo;
-import jakarta.enterprise.inject.build.compatible.spi.Registration;
-import jakarta.enterprise.inject.build.compatible.spi.Synthesis;
-import jakarta.enterprise.inject.build.compatible.spi.SyntheticComponents;
-import jakarta.enterprise.lang.model.declarations.ClassInfo;
 
 import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
 import org.jboss.weld.environment.se.Weld;
@@ -45,50 +34,13 @@ class H2BuildCompatibleInterceptorTest extends JtaInterceptorContract {
     Weld weld(Map<String, String> config, Class<?>... beans) {
         releaseConfig();
         ConfigProviderResolver.instance().registerConfig(IdempotencyWeld.config(config), Thread.currentThread().getContextClassLoader());
-        return WeldInitiator.createWeld().addBeanClasses(beans).addBuildCompatibleExtensions(AsInCdiLite.class);
+        return WeldInitiator.createWeld().addBeanClasses(beans).addBuildCompatibleExtensions(CdiLite.class);
     }
 
     @AfterEach
     void releaseConfig() {
         ConfigProviderResolver resolver = ConfigProviderResolver.instance();
         resolver.releaseConfig(resolver.getConfig(Thread.currentThread().getContextClassLoader()));
-    }
-
-    /**
-     * The extension as a CDI Lite container runs it: Weld, which runs portable extensions, never runs a build compatible
-     * one marked {@code @SkipIfPortableExtensionPresent}; this subclass is not marked, and declares the extension's
-     * methods again (Weld calls the methods a build compatible extension declares).
-     */
-    public static class AsInCdiLite extends IdempotencyBuildCompatibleExtension {
-        @Override
-        @Discovery
-        public void discover(ScannedClasses scan, MetaAnnotations meta) {
-            super.discover(scan, meta);
-        }
-
-        @Override
-        @Enhancement(types = IdempotentInterceptor.class)
-        public void priority(ClassConfig interceptor) {
-            super.priority(interceptor);
-        }
-
-        @Override
-        @Registration(types = Object.class)
-        public void idempotentBean(BeanInfo bean) {
-            super.idempotentBean(bean);
-        }
-
-        @Override
-        @Enhancement(types = Object.class, withSubtypes = true, withAnnotations = IdempotencyKey.class)
-        public void keyType(ClassInfo type) {
-            super.keyType(type);
-        }
-
-        @Override
-        @Synthesis
-        public void synthesize(SyntheticComponents components) {
-            super.synthesize(components);
-        }
     }
 
     @Test

@@ -168,6 +168,12 @@ abstract class FirstAnswerContract {
         INTERCEPTOR(false, true),
         /** The same, inside the caller's transaction ({@code @Transactional} around it), committed or rolled back after. */
         INTERCEPTOR_IN_CALLERS_TRANSACTION(true, true),
+        /**
+         * An {@code @Idempotent} method through the interceptor of a container that runs the library's build compatible
+         * extension alone, as a CDI Lite container does (Quarkus's ArC): the beans, the interceptor's priority and every
+         * method's settings come from it, the configuration from the application's MicroProfile Config.
+         */
+        INTERCEPTOR_CDI_LITE(false, true),
         /** {@code Idempotency.call}, with the mode and duplicate policy as options. */
         FUNCTIONAL(false, true),
         /**

@@ -559,6 +559,8 @@ final class World implements AutoCloseable {
      */
     private final class WeldNode implements Node {
         private final org.jboss.weld.environment.se.WeldContainer container;
+        /** The class loader this node's configuration is registered for (the build compatible extension's door), else {@code null}. */
+        private final ClassLoader configLoader;
         private final ContractApplication.Payments payments;
         private final ContractApplication.Consumers consumers;
         private final dev.idempotency.Idempotency idempotency;
@@ -582,10 +584,30 @@ final class World implements AutoCloseable {
             if (cacheKind == CacheKind.SHARED) {
                 beans.add(ContractApplication.SharedCache.class); // the application's cache wins over the configured mode
             }
-            container = dev.idempotency.testing.IdempotencyWeld.weld(config, beans.toArray(Class<?>[]::new))
-                    .addExtension(new com.arjuna.ats.jta.cdi.TransactionExtension())
-                    .containerId(prefix + "-" + started)
-                    .initialize();
+            if (door == Door.INTERCEPTOR_CDI_LITE) {
+                // the configuration is the application's MicroProfile Config: each node's own, for a class loader of its own
+                // that is the thread's while the container starts (the extension reads it then)
+                ClassLoader before = Thread.currentThread().getContextClassLoader();
+                configLoader = new ClassLoader(before) { };
+                org.eclipse.microprofile.config.spi.ConfigProviderResolver.instance()
+                        .registerConfig(dev.idempotency.testing.IdempotencyWeld.config(config), configLoader);
+                Thread.currentThread().setContextClassLoader(configLoader);
+                try {
+                    container = org.jboss.weld.junit5.WeldInitiator.createWeld().addBeanClasses(beans.toArray(Class<?>[]::new))
+                            .addBuildCompatibleExtensions(dev.idempotency.testing.CdiLite.class)
+                            .addExtension(new com.arjuna.ats.jta.cdi.TransactionExtension())
+                            .containerId(prefix + "-" + started)
+                            .initialize();
+                } finally {
+                    Thread.currentThread().setContextClassLoader(before);
+                }
+            } else {
+                configLoader = null;
+                container = dev.idempotency.testing.IdempotencyWeld.weld(config, beans.toArray(Class<?>[]::new))
+                        .addExtension(new com.arjuna.ats.jta.cdi.TransactionExtension())
+                        .containerId(prefix + "-" + started)
+                        .initialize();
+            }
             payments = container.select(ContractApplication.Payments.class).get();
             consumers = container.select(ContractApplication.Consumers.class).get();
             idempotency = container.select(dev.idempotency.Idempotency.class).get();
@@ -606,7 +628,7 @@ final class World implements AutoCloseable {
             ContractApplication.WORK.set(work::run);
             try {
                 return switch (door) {
-                    case INTERCEPTOR -> method(() -> ranOrReplayed(pay(keyText, request)), outcome);
+                    case INTERCEPTOR, INTERCEPTOR_CDI_LITE -> method(() -> ranOrReplayed(pay(keyText, request)), outcome);
                     case INTERCEPTOR_IN_CALLERS_TRANSACTION -> inCallersTransaction(() -> ranOrReplayed(pay(keyText, request)), outcome);
                     case FUNCTIONAL -> method(() -> ranOrReplayed(idempotency.with(options())
                             .call(ContractApplication.NAMESPACE, keyText, request, String.class, work::run)), outcome);
@@ -730,6 +752,10 @@ final class World implements AutoCloseable {
         @Override
         public void close() {
             container.close();
+            if (configLoader != null) {
+                org.eclipse.microprofile.config.spi.ConfigProviderResolver resolver = org.eclipse.microprofile.config.spi.ConfigProviderResolver.instance();
+                resolver.releaseConfig(resolver.getConfig(configLoader));
+            }
         }
     }
 

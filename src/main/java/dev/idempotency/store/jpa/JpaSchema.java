@@ -222,10 +222,18 @@ public final class JpaSchema {
     /** Runs one version's script in a transaction; a failure caused by another node migrating at once is waited out. */
     private static void migrate(Connection c, String db, int v) throws SQLException {
         String script = migrationResource(db, v);
+        // A table a JPA provider made from the entity (Hibernate's schema generation: drop-and-create, say) is version 1
+        // without the unique constraint that version 3 drops; its drop is skipped there, the rest runs
+        boolean scopeConstraint = v != 3 || hasScopeConstraint(c.getMetaData());
         boolean autoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
         try (Statement s = c.createStatement()) {
             for (String sql : statements(script)) {
+                if (!scopeConstraint && sql.toLowerCase(Locale.ROOT).contains("uq_idempotency_scope")) {
+                    LOG.log(Level.INFO, "The table {0} has no constraint uq_idempotency_scope (it was made from the entity, not "
+                            + "by the library''s scripts): nothing to drop", TABLE);
+                    continue;
+                }
                 s.execute(sql);
             }
             c.commit();
@@ -250,6 +258,22 @@ public final class JpaSchema {
         } finally {
             c.setAutoCommit(autoCommit);
         }
+    }
+
+    /** Whether the record table has its unique constraint (index) on the key's scope, which version 3 drops. */
+    private static boolean hasScopeConstraint(DatabaseMetaData meta) throws SQLException {
+        for (String table : new String[] {TABLE, TABLE.toUpperCase(Locale.ROOT)}) {
+            try (ResultSet rs = meta.getIndexInfo(null, null, table, true, false)) {
+                while (rs.next()) {
+                    String index = rs.getString("INDEX_NAME");
+                    if (index != null && index.toLowerCase(Locale.ROOT).startsWith("uq_idempotency_scope")
+                            && isCurrent(meta.getConnection(), rs.getString("TABLE_SCHEM"), rs.getString("TABLE_CAT"))) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     private static boolean exists(DatabaseMetaData meta, String table) throws SQLException {

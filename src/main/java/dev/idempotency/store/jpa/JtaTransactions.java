@@ -128,8 +128,9 @@ public final class JtaTransactions implements JpaTransactions {
         EntityManager em = (EntityManager) registry.getResource(this);
         if (em == null) {
             EntityManager created = emf.createEntityManager();
-            created.joinTransaction();
             registry.putResource(this, created);
+            // registered before the provider joins: the transaction manager ends synchronizations in the reverse order of
+            // their registration, so this one closes the entity manager after the provider has ended its own work
             registry.registerInterposedSynchronization(new Synchronization() {
                 @Override
                 public void beforeCompletion() {
@@ -143,6 +144,7 @@ public final class JtaTransactions implements JpaTransactions {
                     }
                 }
             });
+            created.joinTransaction();
             em = created;
         }
         T result = work.apply(em);

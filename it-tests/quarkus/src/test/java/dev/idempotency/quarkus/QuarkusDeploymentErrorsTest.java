@@ -72,4 +72,59 @@ class QuarkusDeploymentErrorsTest {
             fail("the application started");
         }
     }
+
+    @Nested
+    class AnIdempotentResourceAnsweringAUni {
+        @RegisterExtension
+        static final QuarkusUnitTest APP = new QuarkusUnitTest()
+                .withApplicationRoot(jar -> library(jar).addClasses(dev.idempotency.quarkus.misused.AUni.class))
+                .withConfigurationResource("application.properties")
+                .overrideConfigKey("misused", "uni")
+                .assertException(t -> {
+                    String trace = trace(t);
+                    assertTrue(trace.contains(dev.idempotency.quarkus.misused.AUni.class.getName() + "#pay is @Idempotent and returns a Uni"), trace);
+                });
+
+        @Test
+        void doesNotStart() {
+            fail("the application started");
+        }
+    }
+
+    @Nested
+    class AnIdempotentResourceOfANonBlockingClass {
+        @RegisterExtension
+        static final QuarkusUnitTest APP = new QuarkusUnitTest()
+                .withApplicationRoot(jar -> library(jar).addClasses(dev.idempotency.quarkus.misused.NonBlockingClass.class))
+                .withConfigurationResource("application.properties")
+                .overrideConfigKey("misused", "non-blocking-class")
+                .assertException(t -> {
+                    String trace = trace(t);
+                    assertTrue(trace.contains("NonBlockingClass#pay is @Idempotent and runs on Quarkus REST's event loop"), trace);
+                });
+
+        @Test
+        void doesNotStart() {
+            fail("the application started");
+        }
+    }
+
+    @Nested
+    class AnInterceptorPriorityChangedAfterTheBuild {
+        @RegisterExtension
+        static final QuarkusUnitTest APP = new QuarkusUnitTest()
+                .withApplicationRoot(jar -> library(jar))
+                .withConfigurationResource("application.properties")
+                .overrideRuntimeConfigKey("idempotency.interceptor.priority", "300")
+                .assertException(t -> {
+                    String trace = trace(t);
+                    assertTrue(trace.contains("idempotency.interceptor.priority is 300 now, but the interceptor's priority was "
+                            + "fixed at 1100 when the application was built"), trace);
+                });
+
+        @Test
+        void doesNotStart() {
+            fail("the application started");
+        }
+    }
 }
