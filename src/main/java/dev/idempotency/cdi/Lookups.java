@@ -39,10 +39,12 @@ final class Lookups {
         try {
             new InitialContext().lookup("java:comp/env");
             return true;
-        } catch (javax.naming.NameNotFoundException e) {
-            return true; // a naming service, without that name
+        } catch (javax.naming.NoInitialContextException e) {
+            return false; // no naming service (Java SE, Helidon)
         } catch (NamingException | RuntimeException e) {
-            return false; // none (Java SE), or one that refuses every name (Quarkus)
+            // Quarkus's naming refuses every name and says how to enable it; anything else is a naming service that could
+            // not answer here (a thread without a component context on GlassFish, say): JNDI is there
+            return e.getMessage() == null || !e.getMessage().contains("quarkus.naming");
         }
     }
 

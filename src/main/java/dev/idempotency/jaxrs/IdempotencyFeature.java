@@ -85,9 +85,15 @@ public class IdempotencyFeature implements DynamicFeature {
     private static final String VIRTUAL_THREAD = "io.smallrye.common.annotation.RunOnVirtualThread";
     private static final String NON_BLOCKING = "io.smallrye.common.annotation.NonBlocking";
     private static final String TRANSACTIONAL = "jakarta.transaction.Transactional";
-    /** What Quarkus REST runs on its event loop when nothing says otherwise: a stage, and the streams below. */
+    /**
+     * What Quarkus REST runs on its event loop when nothing says otherwise: a stage, the streams below, Kotlin's flows and
+     * Scala's futures (and a Kotlin suspending function: {@link #SUSPENDED}).
+     */
     private static final java.util.Set<String> STAGES = java.util.Set.of("java.util.concurrent.CompletionStage",
-            "java.util.concurrent.CompletableFuture");
+            "java.util.concurrent.CompletableFuture", "kotlinx.coroutines.flow.Flow", "scala.concurrent.Future",
+            "scala.concurrent.Promise");
+    /** The last parameter of a Kotlin suspending function. */
+    private static final String SUSPENDED = "kotlin.coroutines.Continuation";
     /** Answers that are not a value or a stage: refused on every runtime. */
     private static final java.util.Set<String> STREAMS = java.util.Set.of("io.smallrye.mutiny.Uni", "io.smallrye.mutiny.Multi",
             "org.jboss.resteasy.reactive.RestMulti", "org.reactivestreams.Publisher", "java.util.concurrent.Flow$Publisher");
@@ -95,8 +101,9 @@ public class IdempotencyFeature implements DynamicFeature {
     /**
      * Whether Quarkus REST runs the method on its event loop, by its rules: {@code @Blocking} or
      * {@code @RunOnVirtualThread} (a worker) or {@code @NonBlocking} (the event loop) on the method, else on the class
-     * that declares it; else {@code @Transactional} (a worker); else a stage or a stream returned (the event loop). A
-     * default set on the application's {@code Application} class is not seen: annotate the method.
+     * that declares it; else {@code @Transactional} (a worker); else a stage or a stream returned, or a Kotlin suspending
+     * function (the event loop). A default set on the application's {@code Application} class, and return types that
+     * other extensions declare non-blocking, are not seen: annotate the method.
      */
     static boolean onEventLoop(Method method) {
         for (java.lang.reflect.AnnotatedElement where : new java.lang.reflect.AnnotatedElement[] {method, method.getDeclaringClass()}) {
@@ -111,7 +118,9 @@ public class IdempotencyFeature implements DynamicFeature {
             return false;
         }
         String returned = method.getReturnType().getName();
-        return STAGES.contains(returned) || STREAMS.contains(returned);
+        Class<?>[] parameters = method.getParameterTypes();
+        return STAGES.contains(returned) || STREAMS.contains(returned)
+                || parameters.length > 0 && parameters[parameters.length - 1].getName().equals(SUSPENDED);
     }
 
     private static boolean annotated(java.lang.reflect.AnnotatedElement where, String annotation) {

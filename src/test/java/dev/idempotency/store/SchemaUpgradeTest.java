@@ -250,6 +250,34 @@ class SchemaUpgradeTest {
         }
     }
 
+    /**
+     * A table with no table of versions and no unique constraint on the scope, as a JPA provider's schema generation makes
+     * it from the entity (Hibernate's drop-and-create on Quarkus): migrated to the current version, the drop of the
+     * constraint it never had taken as done, every record kept and answered.
+     */
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void aTableMadeFromTheEntityIsMigratedWithoutTheConstraintItNeverHad(TestDatabase db) throws Exception {
+        db.assumeAvailable();
+        database = db;
+        tableOf01WithRecords(db);
+        try (Connection c = db.connect(); Statement s = c.createStatement()) {
+            s.execute(db == TestDatabase.MARIADB ? "ALTER TABLE idempotency_record DROP INDEX uq_idempotency_scope"
+                    : "ALTER TABLE idempotency_record DROP CONSTRAINT uq_idempotency_scope");
+        }
+        List<Map<String, Object>> before = rows(db);
+        assertThat(uniqueIndexes(db)).as("as made from the entity: the primary key alone").containsExactly(List.of("id"));
+        assertThat(version(db)).isEqualTo(1);
+
+        try (WeldContainer c = deploy("create")) {
+            assertThat(version(db)).isEqualTo(JpaSchema.VERSION);
+            assertThat(rows(db)).as("every record, as it was").isEqualTo(before);
+            var replayed = c.select(IdempotencyRuntime.class).get().engine().begin(new ScopedKey("payments", "alice", "key-0"),
+                    "fp-0", null, POLICY);
+            assertThat(replayed).isInstanceOf(Decision.Replay.class);
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
     void validateFailsNamingTheShippedScriptWhichRunsAsItIs(TestDatabase db) throws Exception {

@@ -222,19 +222,15 @@ public final class JpaSchema {
     /** Runs one version's script in a transaction; a failure caused by another node migrating at once is waited out. */
     private static void migrate(Connection c, String db, int v) throws SQLException {
         String script = migrationResource(db, v);
-        // A table a JPA provider made from the entity (Hibernate's schema generation: drop-and-create, say) is version 1
-        // without the unique constraint that version 3 drops; its drop is skipped there, the rest runs
-        boolean scopeConstraint = v != 3 || hasScopeConstraint(c.getMetaData());
         boolean autoCommit = c.getAutoCommit();
         c.setAutoCommit(false);
         try (Statement s = c.createStatement()) {
             for (String sql : statements(script)) {
-                if (!scopeConstraint && sql.toLowerCase(Locale.ROOT).contains("uq_idempotency_scope")) {
-                    LOG.log(Level.INFO, "The table {0} has no constraint uq_idempotency_scope (it was made from the entity, not "
-                            + "by the library''s scripts): nothing to drop", TABLE);
-                    continue;
+                if (sql.toLowerCase(Locale.ROOT).contains("drop") && sql.toLowerCase(Locale.ROOT).contains("uq_idempotency_scope")) {
+                    dropScopeConstraint(c, s, sql);
+                } else {
+                    s.execute(sql);
                 }
-                s.execute(sql);
             }
             c.commit();
         } catch (SQLException e) {
@@ -260,20 +256,31 @@ public final class JpaSchema {
         }
     }
 
-    /** Whether the record table has its unique constraint (index) on the key's scope, which version 3 drops. */
-    private static boolean hasScopeConstraint(DatabaseMetaData meta) throws SQLException {
-        for (String table : new String[] {TABLE, TABLE.toUpperCase(Locale.ROOT)}) {
-            try (ResultSet rs = meta.getIndexInfo(null, null, table, true, false)) {
-                while (rs.next()) {
-                    String index = rs.getString("INDEX_NAME");
-                    if (index != null && index.toLowerCase(Locale.ROOT).startsWith("uq_idempotency_scope")
-                            && isCurrent(meta.getConnection(), rs.getString("TABLE_SCHEM"), rs.getString("TABLE_CAT"))) {
-                        return true;
-                    }
-                }
+    /**
+     * Version 3's drop of the unique constraint on the key's scope. A table a JPA provider made from the entity
+     * (Hibernate's schema generation: drop-and-create, say) never had it: the database's "no such constraint" is then
+     * taken as done (under a savepoint, which PostgreSQL needs to go on after a failed statement).
+     */
+    private static void dropScopeConstraint(Connection c, Statement s, String sql) throws SQLException {
+        java.sql.Savepoint before = c.setSavepoint();
+        try {
+            s.execute(sql);
+        } catch (SQLException e) {
+            boolean absent = "42704".equals(e.getSQLState()) // PostgreSQL: undefined object
+                    || e.getErrorCode() == 90057 // H2: constraint not found
+                    || "42X86".equals(e.getSQLState()) // Derby: no such constraint
+                    || e.getErrorCode() == 1091; // MariaDB: can't drop, check that it exists
+            if (!absent) {
+                throw e;
             }
+            try {
+                c.rollback(before);
+            } catch (SQLException gone) {
+                // H2 and MariaDB commit around DDL, which ends the savepoint: nothing of this statement to roll back
+            }
+            LOG.log(Level.INFO, "The table {0} has no constraint uq_idempotency_scope (it was made from the entity, not by the "
+                    + "library''s scripts): nothing to drop", TABLE);
         }
-        return false;
     }
 
     private static boolean exists(DatabaseMetaData meta, String table) throws SQLException {
