@@ -572,6 +572,9 @@ class DocumentationTest {
         if (read(Path.of("pom.xml")).contains("<projectsDirectory>${project.basedir}/it-tests/quarkus</projectsDirectory>")) {
             profiles.add("it-tests/quarkus"); // the Quarkus application, a project of its own
         }
+        if (read(Path.of("pom.xml")).contains("<projectsDirectory>${project.basedir}/it-tests/helidon</projectsDirectory>")) {
+            profiles.add("it-tests/helidon"); // the Helidon MP application, a project of its own
+        }
         assertThat(rows.keySet()).as("one row per server the build runs").containsExactlyInAnyOrderElementsOf(profiles);
         String it = "it-tests/pom.xml";
         Map<String, String> versions = new LinkedHashMap<>();
@@ -584,6 +587,10 @@ class DocumentationTest {
         versions.put("liberty", pomProperty(it, "liberty.version"));
         versions.put("liberty-ee11", pomProperty(it, "liberty-ee11.version"));
         versions.put("it-tests/quarkus", pomProperty("it-tests/quarkus/pom.xml", "quarkus.version"));
+        Matcher helidon = Pattern.compile("<artifactId>helidon-mp</artifactId>\\s*<version>([^<]+)</version>")
+                .matcher(read(Path.of("it-tests/helidon/pom.xml")));
+        assertThat(helidon.find()).as("the Helidon application's parent is helidon-mp").isTrue();
+        versions.put("it-tests/helidon", helidon.group(1).strip());
         assertThat(rows).as("the versions the build provisions").containsExactlyInAnyOrderEntriesOf(versions);
     }
 }

@@ -60,6 +60,24 @@ public class IdempotencyExtension implements Extension {
         for (Class<?> bean : libraryBeans()) {
             bbd.addAnnotatedType(bean, bean.getName());
         }
+        if (present(HELIDON_JAX_RS)) {
+            // Helidon's Jersey takes its providers from the container's beans only (not from the jar's service file)
+            bbd.addAnnotatedType(dev.idempotency.jaxrs.IdempotencyFeature.class, dev.idempotency.jaxrs.IdempotencyFeature.class.getName());
+        }
+    }
+
+    /** Helidon MP's JAX-RS extension: where it runs, the library's HTTP filter is a bean. */
+    static final String HELIDON_JAX_RS = "io.helidon.microprofile.server.JaxRsCdiExtension";
+
+    /** Whether the application has a {@code @ForIdempotency DataSource} bean of its own. */
+    private volatile boolean ownDataSource;
+
+    <T> void findOwnDataSource(@Observes jakarta.enterprise.inject.spi.ProcessBean<T> pb) {
+        jakarta.enterprise.inject.spi.Bean<T> bean = pb.getBean();
+        if (bean.getTypes().contains(javax.sql.DataSource.class)
+                && bean.getQualifiers().stream().anyMatch(q -> q.annotationType() == dev.idempotency.ForIdempotency.class)) {
+            ownDataSource = true;
+        }
     }
 
     /** The library's beans besides its interceptor: those its extensions (portable or build compatible) register. */
@@ -116,6 +134,31 @@ public class IdempotencyExtension implements Extension {
         IdempotencyDeployment resolved = deployment;
         abd.addBean().types(IdempotencyDeployment.class, Object.class).scope(Dependent.class)
                 .beanClass(IdempotencyDeployment.class).createWith(c -> resolved);
+        if (!ownDataSource && JtaSupport.isAvailable() && TransactionBoundDataSource.adapterPresent() && !Lookups.jndiPresent()) {
+            // Helidon MP: its data sources are plain pools, enlisted only by its JPA units; the records' data source is
+            // the pool's connections enlisted one per transaction, and the application writes through it what must
+            // commit with the claims
+            String named = resolved.globalSettings().datasource();
+            abd.addBean().types(javax.sql.DataSource.class, Object.class).qualifiers(dev.idempotency.ForIdempotency.Literal.INSTANCE,
+                            jakarta.enterprise.inject.Any.Literal.INSTANCE)
+                    .scope(jakarta.enterprise.context.ApplicationScoped.class).beanClass(TransactionBoundDataSource.class)
+                    .produceWith(beans -> TransactionBoundDataSource.over(pool(beans, named),
+                            beans.select(jakarta.transaction.TransactionManager.class).get(),
+                            beans.select(jakarta.transaction.TransactionSynchronizationRegistry.class).get()));
+        }
+    }
+
+    /** The application's default data source bean, or the one {@code @Named} by {@code idempotency.datasource}. */
+    private static javax.sql.DataSource pool(jakarta.enterprise.inject.Instance<Object> beans, String named) {
+        boolean byDefault = named.equals(dev.idempotency.config.ConfigKey.DATASOURCE.defaultValue());
+        javax.sql.DataSource pool = Lookups.resolved(beans, javax.sql.DataSource.class,
+                byDefault ? jakarta.enterprise.inject.Default.Literal.INSTANCE : jakarta.enterprise.inject.literal.NamedLiteral.of(named));
+        if (pool == null) {
+            throw new dev.idempotency.IdempotencyConfigurationException("The records have no data source: "
+                    + (byDefault ? "no default DataSource bean (with more than one, name the records' one with idempotency.datasource)"
+                    : "no DataSource bean @Named(\"" + named + "\") (idempotency.datasource)"));
+        }
+        return pool;
     }
 
     /** What this extension resolved while the container started. */

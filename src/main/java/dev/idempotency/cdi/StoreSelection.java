@@ -82,6 +82,12 @@ public class StoreSelection {
         if (found != ConnectionSharing.Finding.NOT_SHARED) {
             return null;
         }
+        if (IdempotencyExtension.present("io.helidon.microprofile.cdi.HelidonContainer")) {
+            // Helidon's data sources are plain pools: no connection of theirs joins a JTA transaction
+            return "the records' data source (" + name + ") does not join JTA transactions: on Helidon MP add "
+                    + "io.helidon.integrations.jta:helidon-integrations-jta-jdbc to the application, and the library enlists "
+                    + "the data source's connections itself, one per transaction (the @ForIdempotency DataSource bean)";
+        }
         return "the records' data source (" + name + ") hands a transaction a second connection while its first is open, so "
                 + "each call would take a second connection for a moment, and a burst of more calls than the pool has connections "
                 + "would stall until the pool gives up. On Payara and GlassFish, make the pool an XA type: asadmin set "
