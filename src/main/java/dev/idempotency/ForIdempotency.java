@@ -11,7 +11,9 @@ import java.lang.annotation.Target;
 /**
  * Qualifies the beans an application supplies to the library: an {@code EntityManagerFactory} or a
  * {@code DataSource} for the JPA store, a {@code java.time.Clock}. A bean so qualified wins over the
- * library's default.
+ * library's default. On Helidon MP, where data sources are plain pools, the library itself offers a {@code DataSource} so
+ * qualified (when the application has none): the records' pool, one connection per JTA transaction, the one the claims
+ * are written on, for the application's JDBC writes that must commit with them.
  */
 @Qualifier
 @Documented

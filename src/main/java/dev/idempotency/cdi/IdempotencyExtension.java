@@ -128,37 +128,20 @@ public class IdempotencyExtension implements Extension {
         }
     }
 
-    void afterBeanDiscovery(@Observes AfterBeanDiscovery abd) {
+    private final HelidonDataSources helidon = new HelidonDataSources();
+
+    void afterBeanDiscovery(@Observes AfterBeanDiscovery abd, jakarta.enterprise.inject.spi.BeanManager beanManager) {
         checkKeyMembers(typesWithKeyMembers, parameterTypes, errors);
         errors.all().forEach(abd::addDefinitionError);
         IdempotencyDeployment resolved = deployment;
         abd.addBean().types(IdempotencyDeployment.class, Object.class).scope(Dependent.class)
                 .beanClass(IdempotencyDeployment.class).createWith(c -> resolved);
-        if (!ownDataSource && JtaSupport.isAvailable() && TransactionBoundDataSource.adapterPresent() && !Lookups.jndiPresent()) {
-            // Helidon MP: its data sources are plain pools, enlisted only by its JPA units; the records' data source is
-            // the pool's connections enlisted one per transaction, and the application writes through it what must
-            // commit with the claims
+        if (!ownDataSource && HelidonDataSources.applies()) {
+            // Helidon MP: its data sources are plain pools; the records' one, and the JPA units', are enlisted in JTA
+            // transactions by the library, one connection per transaction, shared by the claims and the application
             String named = resolved.globalSettings().datasource();
-            abd.addBean().types(javax.sql.DataSource.class, Object.class).qualifiers(dev.idempotency.ForIdempotency.Literal.INSTANCE,
-                            jakarta.enterprise.inject.Any.Literal.INSTANCE)
-                    .scope(jakarta.enterprise.context.ApplicationScoped.class).beanClass(TransactionBoundDataSource.class)
-                    .produceWith(beans -> TransactionBoundDataSource.over(pool(beans, named),
-                            beans.select(jakarta.transaction.TransactionManager.class).get(),
-                            beans.select(jakarta.transaction.TransactionSynchronizationRegistry.class).get()));
+            helidon.register(abd, beanManager, named, named.equals(dev.idempotency.config.ConfigKey.DATASOURCE.defaultValue()));
         }
-    }
-
-    /** The application's default data source bean, or the one {@code @Named} by {@code idempotency.datasource}. */
-    private static javax.sql.DataSource pool(jakarta.enterprise.inject.Instance<Object> beans, String named) {
-        boolean byDefault = named.equals(dev.idempotency.config.ConfigKey.DATASOURCE.defaultValue());
-        javax.sql.DataSource pool = Lookups.resolved(beans, javax.sql.DataSource.class,
-                byDefault ? jakarta.enterprise.inject.Default.Literal.INSTANCE : jakarta.enterprise.inject.literal.NamedLiteral.of(named));
-        if (pool == null) {
-            throw new dev.idempotency.IdempotencyConfigurationException("The records have no data source: "
-                    + (byDefault ? "no default DataSource bean (with more than one, name the records' one with idempotency.datasource)"
-                    : "no DataSource bean @Named(\"" + named + "\") (idempotency.datasource)"));
-        }
-        return pool;
     }
 
     /** What this extension resolved while the container started. */

@@ -125,6 +125,11 @@ public class Ledger {
         return count("SELECT COUNT(*) FROM charge WHERE idem_key = ?", key);
     }
 
+    /** Committed payment rows (the JPA unit's) of this key. */
+    public int payments(String key) {
+        return count("SELECT COUNT(*) FROM payment WHERE idem_key = ?", key);
+    }
+
     /** Idempotency records of this key, in any namespace, as the caller's transaction sees them. */
     public int records(String key) {
         return count("SELECT COUNT(*) FROM idempotency_record WHERE idem_key = ?", key);

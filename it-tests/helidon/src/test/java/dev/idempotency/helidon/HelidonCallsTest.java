@@ -40,6 +40,9 @@ class HelidonCallsTest {
     @Inject
     Ledger ledger;
 
+    @Inject
+    JpaPayments payments;
+
     private static String key(String what) {
         return what + "-" + UUID.randomUUID();
     }
@@ -110,6 +113,39 @@ class HelidonCallsTest {
     }
 
     @Test
+    void theApplicationsJpaUnitWritesOnTheAtomicClaimsConnection() {
+        String key = key("jpa");
+        Receipt first = payments.atomic(key, 60);
+        assertEquals(1, payments.claimsSeen(key),
+                "the unit's entity manager saw the claim's record before the commit: one connection for both");
+        assertEquals(first, payments.atomic(key, 60), "a retry is answered the first answer");
+        assertEquals(1, ledger.payments(key));
+        assertEquals(1, ledger.runs(key));
+    }
+
+    @Test
+    void aRolledBackJpaPaymentLeavesNoRecordAndTheRetryRuns() {
+        for (String mode : new String[] {"atomic", "optimistic"}) {
+            String key = key("jpa-rollback-" + mode);
+            BiFunction<String, Long, Receipt> call = mode.equals("atomic") ? payments::atomic : payments::optimistic;
+            payments.failNext(key);
+            assertThrows(Charges.CardDeclined.class, () -> call.apply(key, 75L));
+            assertEquals(0, ledger.payments(key), "the payment rolled back");
+            assertEquals(0, ledger.records(key), "its claim rolled back with it");
+            Receipt retried = call.apply(key, 75L);
+            assertEquals(2, retried.run(), "the retry ran");
+            assertEquals(retried, call.apply(key, 75L));
+            assertEquals(1, ledger.payments(key));
+        }
+    }
+
+    @Test
+    void racingDuplicatesRunOnceThroughTheJpaUnit() throws Exception {
+        race("jpa-atomic", payments::atomic, ledger::payments);
+        race("jpa-optimistic", payments::optimistic, ledger::payments);
+    }
+
+    @Test
     void racingDuplicatesRunOnceAtomic() throws Exception {
         race("atomic", (key, amount) -> charges.atomic(key, amount));
     }
@@ -143,6 +179,10 @@ class HelidonCallsTest {
      * there is one business row.
      */
     private void race(String mode, BiFunction<String, Long, Receipt> call) throws Exception {
+        race(mode, call, ledger::rows);
+    }
+
+    private void race(String mode, BiFunction<String, Long, Receipt> call, java.util.function.ToIntFunction<String> rows) throws Exception {
         String key = key("race-" + mode);
         CountDownLatch firstRuns = ledger.hold(key);
         CountDownLatch go = new CountDownLatch(1);
@@ -172,7 +212,7 @@ class HelidonCallsTest {
             for (int i = 0; i < 3; i++) {
                 assertEquals(winner, call.apply(key, 500L), "a retry is answered the first answer");
             }
-            assertEquals(1, ledger.rows(key), "one business row");
+            assertEquals(1, rows.applyAsInt(key), "one business row");
             assertEquals(1, ledger.runs(key), "the business code ran once");
         } finally {
             ledger.release(key);
