@@ -38,6 +38,10 @@ final class HelidonDataSources {
 
     /** One enlisting data source per pool bean, shared by the records and the units. */
     private final Map<Bean<?>, TransactionBoundDataSource> enlisted = new ConcurrentHashMap<>();
+    /** The records' pool: its qualifier, and what to call it. */
+    private volatile Annotation records;
+    private volatile String recordsWhich;
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(HelidonDataSources.class.getName());
 
     /** Whether this is such a runtime: JTA and Helidon's JTA adapter for JDBC, and no JNDI. */
     static boolean applies() {
@@ -52,6 +56,8 @@ final class HelidonDataSources {
         Annotation records = byDefault ? Default.Literal.INSTANCE : NamedLiteral.of(recordsDataSource);
         String which = byDefault ? "the default DataSource bean (with more than one, name the records' one with idempotency.datasource)"
                 : "the DataSource bean @Named(\"" + recordsDataSource + "\") (idempotency.datasource)";
+        this.records = records;
+        this.recordsWhich = which;
         abd.addBean().types(DataSource.class, Object.class).qualifiers(ForIdempotency.Literal.INSTANCE, Any.Literal.INSTANCE)
                 .scope(jakarta.enterprise.context.ApplicationScoped.class).beanClass(TransactionBoundDataSource.class)
                 .produceWith(beans -> enlisted(bm, records, which));
@@ -80,10 +86,18 @@ final class HelidonDataSources {
         if (!jta) {
             return name == null ? null : pool(bm, NamedLiteral.of(name), "the DataSource bean @Named(\"" + name + "\")");
         }
-        if (name == null) {
-            return useDefaultJta ? enlisted(bm, Default.Literal.INSTANCE, "the default DataSource bean") : null;
+        if (name == null && !useDefaultJta) {
+            return null;
         }
-        return enlisted(bm, NamedLiteral.of(name), "the DataSource bean @Named(\"" + name + "\")");
+        Annotation qualifier = name == null ? Default.Literal.INSTANCE : NamedLiteral.of(name);
+        String which = name == null ? "the default DataSource bean" : "the DataSource bean @Named(\"" + name + "\")";
+        if (poolBean(bm, qualifier, which) != poolBean(bm, records, recordsWhich)) {
+            // two pools in one transaction: Helidon's adapter commits each connection on its own, one after the other
+            LOG.warning("A JPA unit writes on " + which + ", not on the records' data source: its writes commit apart from "
+                    + "the atomic and optimistic claims of the same transaction (a crash or a failed commit between the two "
+                    + "would keep one without the other). Keep the unit on the records' data source (idempotency.datasource)");
+        }
+        return enlisted(bm, qualifier, which);
     }
 
     private TransactionBoundDataSource enlisted(BeanManager bm, Annotation qualifier, String which) {

@@ -75,6 +75,12 @@ public class StoreSelection {
         try {
             found = ConnectionSharing.check(ds, requiresNew::run);
         } catch (RuntimeException e) {
+            if (enlistedByTheLibrary(ds)) {
+                // Helidon's adapter refused to enlist a connection (a pool with autoCommit=false, say): every atomic and
+                // optimistic claim would fail the same way
+                return "the records' data source (" + name + ") could not join a JTA transaction (" + e.getMessage()
+                        + "): Helidon's JTA adapter enlists only connections in auto-commit; leave the pool's autoCommit at true";
+            }
             LOG.log(Level.WARNING, "Could not check whether the data source shares a transaction's connection; taken to share it", e);
             return null;
         }
@@ -82,7 +88,7 @@ public class StoreSelection {
         if (found != ConnectionSharing.Finding.NOT_SHARED) {
             return null;
         }
-        if (IdempotencyExtension.present("io.helidon.microprofile.cdi.HelidonContainer")) {
+        if (IdempotencyExtension.present("io.helidon.microprofile.cdi.HelidonContainer") && !TransactionBoundDataSource.adapterPresent()) {
             // Helidon's data sources are plain pools: no connection of theirs joins a JTA transaction
             return "the records' data source (" + name + ") does not join JTA transactions: on Helidon MP add "
                     + "io.helidon.integrations.jta:helidon-integrations-jta-jdbc to the application, and the library enlists "
@@ -93,6 +99,15 @@ public class StoreSelection {
                 + "would stall until the pool gives up. On Payara and GlassFish, make the pool an XA type: asadmin set "
                 + "resources.jdbc-connection-pool.<pool>.res-type=javax.sql.XADataSource (Payara's default data source: H2Pool), "
                 + "or create it with --restype=javax.sql.XADataSource";
+    }
+
+    /** Whether the data source is the one the library enlists itself (Helidon MP), under the store's bound. */
+    private static boolean enlistedByTheLibrary(DataSource ds) {
+        try {
+            return ds.isWrapperFor(TransactionBoundDataSource.class);
+        } catch (java.sql.SQLException e) {
+            return false;
+        }
     }
 
     /**

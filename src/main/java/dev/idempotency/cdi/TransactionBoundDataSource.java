@@ -79,12 +79,45 @@ final class TransactionBoundDataSource implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
-        if (registry.getTransactionKey() == null) {
-            return enlisting.getConnection();
+        return connection(null, enlisting::getConnection);
+    }
+
+    /**
+     * For the given user: outside a transaction the adapter's own connection; inside, the transaction's connection for
+     * that user (a second user gets a second connection, which commits on its own, as Helidon's adapter gives it).
+     */
+    @Override
+    public Connection getConnection(String username, String password) throws SQLException {
+        if (registry.getTransactionKey() != null && !warnedOfUsers) {
+            warnedOfUsers = true;
+            java.util.logging.Logger.getLogger(TransactionBoundDataSource.class.getName()).warning("Connections asked for "
+                    + "with a user and password inside a transaction (a JPA unit with hibernate.connection.username or "
+                    + "jakarta.persistence.jdbc.user, say) are not the claims' connection: what is written on them commits "
+                    + "apart from the claims. Leave the user to the data source's own configuration");
         }
-        Connection shared = (Connection) registry.getResource(key);
+        return connection(username, () -> enlisting.getConnection(username, password));
+    }
+
+    private volatile boolean warnedOfUsers;
+
+    /** Opens a connection of the pool's. */
+    @FunctionalInterface
+    private interface Opening {
+        Connection open() throws SQLException;
+    }
+
+    /** The key of the transaction's connection for a user ({@code null}: the pool's own). */
+    private record Shared(Object source, String user) {
+    }
+
+    private Connection connection(String user, Opening opening) throws SQLException {
+        if (registry.getTransactionKey() == null) {
+            return opening.open();
+        }
+        Shared resource = new Shared(key, user);
+        Connection shared = (Connection) registry.getResource(resource);
         if (shared == null) {
-            Connection opened = enlisting.getConnection();
+            Connection opened = opening.open();
             try {
                 registry.registerInterposedSynchronization(new Synchronization() {
                     @Override
@@ -106,15 +139,10 @@ final class TransactionBoundDataSource implements DataSource {
                 opened.close();
                 throw new SQLException("The transaction takes no more work (" + e.getMessage() + ")", "25000", e);
             }
-            registry.putResource(key, opened);
+            registry.putResource(resource, opened);
             shared = opened;
         }
         return handle(shared);
-    }
-
-    @Override
-    public Connection getConnection(String username, String password) throws SQLException {
-        throw new SQLFeatureNotSupportedException("A transaction's connection is the pool's user's: call getConnection()");
     }
 
     /** A handle on the transaction's connection: its close ends the handle, not the connection. */

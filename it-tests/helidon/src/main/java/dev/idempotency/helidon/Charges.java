@@ -78,6 +78,11 @@ public class Charges {
         return idempotency.call("charges-functional", key, amount, Receipt.class, () -> charge(key, amount));
     }
 
+    /** Cancels a failure asked for and not yet met (the key's calls were answered without running). */
+    public void cancelFailure(String key) {
+        failOnce.remove(key);
+    }
+
     /** The next call of this key fails after writing its row. */
     public void failNext(String key) {
         failOnce.put(key, Boolean.TRUE);

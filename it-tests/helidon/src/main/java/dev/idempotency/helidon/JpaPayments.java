@@ -42,6 +42,11 @@ public class JpaPayments {
         return pay(key, amount);
     }
 
+    /** Cancels a failure asked for and not yet met (the key's calls were answered without running). */
+    public void cancelFailure(String key) {
+        failOnce.remove(key);
+    }
+
     /** The next call of this key fails after writing its payment. */
     public void failNext(String key) {
         failOnce.put(key, Boolean.TRUE);
