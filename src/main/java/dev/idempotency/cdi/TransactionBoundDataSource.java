@@ -5,15 +5,12 @@ import jakarta.transaction.TransactionManager;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import javax.sql.DataSource;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
-import java.util.logging.Logger;
 
 /**
  * A data source that gives every {@code getConnection} of one JTA transaction a handle on the same connection, enlisted
@@ -27,19 +24,18 @@ import java.util.logging.Logger;
  * (returned to the pool) when its transaction completes; closing a handle closes only the handle. Outside a transaction
  * each {@code getConnection} is the adapter's own, in auto-commit.
  */
-final class TransactionBoundDataSource implements DataSource {
+final class TransactionBoundDataSource extends dev.idempotency.store.jpa.DelegatingDataSource {
 
     static final String ADAPTER = "io.helidon.integrations.jta.jdbc.JtaAdaptingDataSource";
     private static final String TRANSACTION_SUPPLIER = "io.helidon.integrations.jta.jdbc.TransactionSupplier";
 
-    private final DataSource pool;
     private final DataSource enlisting;
     private final TransactionSynchronizationRegistry registry;
     /** The key of this data source's connection among a transaction's resources. */
     private final Object key = new Object();
 
     private TransactionBoundDataSource(DataSource pool, DataSource enlisting, TransactionSynchronizationRegistry registry) {
-        this.pool = pool;
+        super(pool);
         this.enlisting = enlisting;
         this.registry = registry;
     }
@@ -180,46 +176,7 @@ final class TransactionBoundDataSource implements DataSource {
     }
 
     @Override
-    public PrintWriter getLogWriter() throws SQLException {
-        return pool.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-        pool.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-        pool.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-        return pool.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-        return pool.getParentLogger();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-        return iface.isInstance(this) ? iface.cast(this) : pool.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-        try {
-            return iface.isInstance(this) || pool.isWrapperFor(iface);
-        } catch (SQLException e) {
-            return false;
-        }
-    }
-
-    @Override
     public String toString() {
-        return "one enlisted connection per transaction over " + pool;
+        return "one enlisted connection per transaction over " + pool();
     }
 }
