@@ -91,13 +91,26 @@ final class HelidonDataSources {
         }
         Annotation qualifier = name == null ? Default.Literal.INSTANCE : NamedLiteral.of(name);
         String which = name == null ? "the default DataSource bean" : "the DataSource bean @Named(\"" + name + "\")";
-        if (poolBean(bm, qualifier, which) != poolBean(bm, records, recordsWhich)) {
+        Bean<?> recordsPool = recordsPool(bm);
+        if (recordsPool != null && poolBean(bm, qualifier, which) != recordsPool) {
             // two pools in one transaction: Helidon's adapter commits each connection on its own, one after the other
             LOG.warning("A JPA unit writes on " + which + ", not on the records' data source: its writes commit apart from "
                     + "the atomic and optimistic claims of the same transaction (a crash or a failed commit between the two "
                     + "would keep one without the other). Keep the unit on the records' data source (idempotency.datasource)");
         }
         return enlisted(bm, qualifier, which);
+    }
+
+    /**
+     * The records' pool bean, or {@code null} where the library resolves none (no default bean, or more than one): then
+     * it does not warn.
+     */
+    private Bean<?> recordsPool(BeanManager bm) {
+        try {
+            return bm.resolve(bm.getBeans(DataSource.class, records));
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     private TransactionBoundDataSource enlisted(BeanManager bm, Annotation qualifier, String which) {

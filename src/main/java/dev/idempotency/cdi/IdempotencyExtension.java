@@ -136,7 +136,7 @@ public class IdempotencyExtension implements Extension {
         IdempotencyDeployment resolved = deployment;
         abd.addBean().types(IdempotencyDeployment.class, Object.class).scope(Dependent.class)
                 .beanClass(IdempotencyDeployment.class).createWith(c -> resolved);
-        if (!ownDataSource && HelidonDataSources.applies()) {
+        if (!ownDataSource && !resolved.globalSettings().store().equals("memory") && HelidonDataSources.applies()) {
             // Helidon MP: its data sources are plain pools; the records' one, and the JPA units', are enlisted in JTA
             // transactions by the library, one connection per transaction, shared by the claims and the application
             String named = resolved.globalSettings().datasource();

@@ -75,12 +75,6 @@ public class StoreSelection {
         try {
             found = ConnectionSharing.check(ds, requiresNew::run);
         } catch (RuntimeException e) {
-            if (enlistedByTheLibrary(ds)) {
-                // Helidon's adapter refused to enlist a connection (a pool with autoCommit=false, say): every atomic and
-                // optimistic claim would fail the same way
-                return "the records' data source (" + name + ") could not join a JTA transaction (" + e.getMessage()
-                        + "): Helidon's JTA adapter enlists only connections in auto-commit; leave the pool's autoCommit at true";
-            }
             LOG.log(Level.WARNING, "Could not check whether the data source shares a transaction's connection; taken to share it", e);
             return null;
         }
@@ -101,12 +95,28 @@ public class StoreSelection {
                 + "or create it with --restype=javax.sql.XADataSource";
     }
 
-    /** Whether the data source is the one the library enlists itself (Helidon MP), under the store's bound. */
-    private static boolean enlistedByTheLibrary(DataSource ds) {
+    /**
+     * Where the library enlists the records' pool itself (Helidon MP): Helidon's adapter enlists only connections in
+     * auto-commit, and refuses every other in every transaction, the store's leased ones included; such a pool fails
+     * the start. A pool that cannot be reached now is left to the store's first statements.
+     */
+    private static void checkEnlistable(DataSource ds) {
+        boolean autoCommit;
         try {
-            return ds.isWrapperFor(TransactionBoundDataSource.class);
+            // (not unwrap: a container's proxy answers itself where the bean answers itself)
+            if (!ds.isWrapperFor(TransactionBoundDataSource.class)) {
+                return;
+            }
+            try (java.sql.Connection c = ds.getConnection()) { // outside a transaction: the pool's, not enlisted
+                autoCommit = c.getAutoCommit();
+            }
         } catch (java.sql.SQLException e) {
-            return false;
+            return;
+        }
+        if (!autoCommit) {
+            throw new IdempotencyConfigurationException("The records' data source (" + ds + ") hands out connections out "
+                    + "of auto-commit, and Helidon's JTA adapter enlists only connections in auto-commit: leave the pool's "
+                    + "autoCommit at true (HikariCP's default)");
         }
     }
 
@@ -159,6 +169,7 @@ public class StoreSelection {
             }
             // Every connection the store takes, its JDBC statements' and its JPA provider's, waits at most the library's bound;
             // and each of its statements answers within it, or within the longest lock wait it may ask for, and a second.
+            checkEnlistable(ds);
             bounded = new BoundedDataSource(ds, s.connectionTimeout(), statementBound(s));
             ds = bounded;
             DataSource schemaSource = bounded.withoutStatementBound(); // an index on a large table may take a while

@@ -75,26 +75,22 @@ final class TransactionBoundDataSource extends dev.idempotency.store.jpa.Delegat
 
     @Override
     public Connection getConnection() throws SQLException {
-        return connection(null, enlisting::getConnection);
+        return connection(enlisting::getConnection);
     }
 
     /**
-     * For the given user: outside a transaction the adapter's own connection; inside, the transaction's connection for
-     * that user (a second user gets a second connection, which commits on its own, as Helidon's adapter gives it).
+     * Outside a transaction, the adapter's connection for that user (where the pool gives one: HikariCP does not).
+     * Inside one, refused: a second user's connection would commit apart from the claims'.
      */
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        if (registry.getTransactionKey() != null && !warnedOfUsers) {
-            warnedOfUsers = true;
-            java.util.logging.Logger.getLogger(TransactionBoundDataSource.class.getName()).warning("Connections asked for "
-                    + "with a user and password inside a transaction (a JPA unit with hibernate.connection.username or "
-                    + "jakarta.persistence.jdbc.user, say) are not the claims' connection: what is written on them commits "
-                    + "apart from the claims. Leave the user to the data source's own configuration");
+        if (registry.getTransactionKey() != null) {
+            throw new java.sql.SQLFeatureNotSupportedException("A transaction's connection is the pool's own user's, the one "
+                    + "the claims are written on: leave the user to the data source's configuration (not "
+                    + "hibernate.connection.username or jakarta.persistence.jdbc.user in a persistence unit)");
         }
-        return connection(username, () -> enlisting.getConnection(username, password));
+        return enlisting.getConnection(username, password);
     }
-
-    private volatile boolean warnedOfUsers;
 
     /** Opens a connection of the pool's. */
     @FunctionalInterface
@@ -102,15 +98,11 @@ final class TransactionBoundDataSource extends dev.idempotency.store.jpa.Delegat
         Connection open() throws SQLException;
     }
 
-    /** The key of the transaction's connection for a user ({@code null}: the pool's own). */
-    private record Shared(Object source, String user) {
-    }
-
-    private Connection connection(String user, Opening opening) throws SQLException {
+    private Connection connection(Opening opening) throws SQLException {
         if (registry.getTransactionKey() == null) {
             return opening.open();
         }
-        Shared resource = new Shared(key, user);
+        Object resource = key;
         Connection shared = (Connection) registry.getResource(resource);
         if (shared == null) {
             Connection opened = opening.open();

@@ -39,6 +39,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>every answer of a key is its first answer;</li>
  *   <li>a key has one business row once answered, none before, and the business code ran once more than it failed;</li>
  *   <li>an atomic or optimistic claim's record is there exactly when its business row is (a rollback leaves neither);</li>
+ *   <li>an atomic call's run sees its claim's record in its own transaction (one connection for both);</li>
+ *   <li>some call of each step runs or is answered (never all refused as in progress);</li>
  *   <li>no connection is left out of the pool.</li>
  * </ul>
  * The container is started once for all tries (Helidon starts one per JVM; the pom runs this class in a JVM of its
@@ -52,6 +54,8 @@ class HelidonScheduleProperties {
     private static Ledger ledger;
     private static HikariDataSource pool;
     private static final AtomicInteger TRIES = new AtomicInteger();
+    /** This run's keys' prefix: a database (PostgreSQL's) keeps the rows of earlier runs. */
+    private static final String RUN = java.util.UUID.randomUUID().toString().substring(0, 8);
 
     @BeforeContainer
     static void start() throws java.sql.SQLException {
@@ -78,6 +82,18 @@ class HelidonScheduleProperties {
 
         Door(boolean recordWithRow) {
             this.recordWithRow = recordWithRow;
+        }
+
+        /**
+         * For an atomic claim, the key's claim records that its last run saw in its own transaction (through the
+         * {@code @ForIdempotency DataSource} or the JPA unit's entity manager): 1 when both are on one connection.
+         */
+        Integer claimsSeen(String key) {
+            return switch (this) {
+                case ATOMIC, FUNCTIONAL -> charges.inside(key) == null ? null : charges.inside(key).records();
+                case JPA_ATOMIC -> payments.claimsSeen(key);
+                default -> null;
+            };
         }
 
         Receipt call(String key) throws Exception {
@@ -122,7 +138,7 @@ class HelidonScheduleProperties {
 
     @Property
     void everyRetryIsAnsweredTheFirstAnswerAndTheWorkRunsOnce(@ForAll("schedules") List<Step> schedule) throws Exception {
-        String prefix = "s" + TRIES.incrementAndGet() + "-";
+        String prefix = RUN + "-s" + TRIES.incrementAndGet() + "-";
         Map<String, Receipt> first = new HashMap<>();
         Map<String, Integer> failed = new HashMap<>();
         ExecutorService callers = Executors.newFixedThreadPool(4);
@@ -132,6 +148,7 @@ class HelidonScheduleProperties {
                 if (step.fails()) {
                     step.door().failNext(key);
                 }
+                int runsBefore = ledger.runs(key);
                 CountDownLatch go = new CountDownLatch(1);
                 List<Future<Receipt>> calls = new ArrayList<>();
                 for (int i = 0; i < step.duplicates(); i++) {
@@ -141,6 +158,7 @@ class HelidonScheduleProperties {
                     }));
                 }
                 go.countDown();
+                int inProgress = 0;
                 for (Future<Receipt> call : calls) {
                     try {
                         Receipt answer = call.get(60, TimeUnit.SECONDS);
@@ -151,12 +169,23 @@ class HelidonScheduleProperties {
                     } catch (ExecutionException e) {
                         if (e.getCause() instanceof Charges.CardDeclined) {
                             failed.merge(key, 1, Integer::sum);
-                        } else if (!(e.getCause() instanceof IdempotencyInProgressException)) {
+                        } else if (e.getCause() instanceof IdempotencyInProgressException) {
+                            inProgress++;
+                        } else {
                             throw new AssertionError(step + ": neither an answer, the run's failure nor 'in progress'", e.getCause());
                         }
                     }
                 }
                 step.door().cancelFailure(key); // a failure asked for but met by no run (the key was answered)
+                if (inProgress == calls.size()) {
+                    // each step's calls end before the next step: one of them, at least, runs or is answered
+                    throw new AssertionError(step + ": every call was refused as in progress, with none running");
+                }
+                Integer seen = step.door().claimsSeen(key);
+                if (ledger.runs(key) > runsBefore && seen != null && seen != 1) {
+                    throw new AssertionError(step + ": the run saw " + seen + " claim records in its transaction: the claim "
+                            + "and the business write are not on one connection");
+                }
                 check(step, key, first.get(key), failed.getOrDefault(key, 0));
             }
         } finally {
