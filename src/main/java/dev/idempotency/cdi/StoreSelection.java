@@ -110,8 +110,8 @@ public class StoreSelection {
             try (java.sql.Connection c = ds.getConnection()) { // outside a transaction: the pool's, not enlisted
                 autoCommit = c.getAutoCommit();
             }
-        } catch (java.sql.SQLException e) {
-            return;
+        } catch (java.sql.SQLException | RuntimeException | LinkageError e) {
+            return; // not ours to judge (a pool that does not answer isWrapperFor), or not reachable now
         }
         if (!autoCommit) {
             throw new IdempotencyConfigurationException("The records' data source (" + ds + ") hands out connections out "
