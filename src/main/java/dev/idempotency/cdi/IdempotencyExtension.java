@@ -60,14 +60,7 @@ public class IdempotencyExtension implements Extension {
         for (Class<?> bean : libraryBeans()) {
             bbd.addAnnotatedType(bean, bean.getName());
         }
-        if (present(HELIDON_JAX_RS)) {
-            // Helidon's Jersey takes its providers from the container's beans only (not from the jar's service file)
-            bbd.addAnnotatedType(dev.idempotency.jaxrs.IdempotencyFeature.class, dev.idempotency.jaxrs.IdempotencyFeature.class.getName());
-        }
     }
-
-    /** Helidon MP's JAX-RS extension: where it runs, the library's HTTP filter is a bean. */
-    static final String HELIDON_JAX_RS = "io.helidon.microprofile.server.JaxRsCdiExtension";
 
     /** Whether the application has a {@code @ForIdempotency DataSource} bean of its own. */
     private volatile boolean ownDataSource;
