@@ -75,7 +75,14 @@ final class TransactionBoundDataSource extends dev.idempotency.store.jpa.Delegat
 
     @Override
     public Connection getConnection() throws SQLException {
-        return connection(enlisting::getConnection);
+        if (registry.getTransactionKey() == null) {
+            return enlisting.getConnection();
+        }
+        Connection shared = (Connection) registry.getResource(key);
+        if (shared == null) {
+            shared = enlist();
+        }
+        return handle(shared);
     }
 
     /**
@@ -92,45 +99,32 @@ final class TransactionBoundDataSource extends dev.idempotency.store.jpa.Delegat
         return enlisting.getConnection(username, password);
     }
 
-    /** Opens a connection of the pool's. */
-    @FunctionalInterface
-    private interface Opening {
-        Connection open() throws SQLException;
-    }
+    /** The transaction's connection, taken from the adapter and kept among the transaction's resources until it ends. */
+    private Connection enlist() throws SQLException {
+        Connection opened = enlisting.getConnection();
+        try {
+            registry.registerInterposedSynchronization(new Synchronization() {
+                @Override
+                public void beforeCompletion() {
+                    // the adapter's own resource commits or rolls the connection back
+                }
 
-    private Connection connection(Opening opening) throws SQLException {
-        if (registry.getTransactionKey() == null) {
-            return opening.open();
-        }
-        Object resource = key;
-        Connection shared = (Connection) registry.getResource(resource);
-        if (shared == null) {
-            Connection opened = opening.open();
-            try {
-                registry.registerInterposedSynchronization(new Synchronization() {
-                    @Override
-                    public void beforeCompletion() {
-                        // the adapter's own resource commits or rolls the connection back
+                @Override
+                public void afterCompletion(int status) {
+                    try {
+                        opened.close();
+                    } catch (SQLException e) {
+                        java.util.logging.Logger.getLogger(TransactionBoundDataSource.class.getName())
+                                .log(java.util.logging.Level.WARNING, "Could not return a transaction's connection to the pool", e);
                     }
-
-                    @Override
-                    public void afterCompletion(int status) {
-                        try {
-                            opened.close();
-                        } catch (SQLException e) {
-                            java.util.logging.Logger.getLogger(TransactionBoundDataSource.class.getName())
-                                    .log(java.util.logging.Level.WARNING, "Could not return a transaction's connection to the pool", e);
-                        }
-                    }
-                });
-            } catch (RuntimeException e) {
-                opened.close();
-                throw new SQLException("The transaction takes no more work (" + e.getMessage() + ")", "25000", e);
-            }
-            registry.putResource(resource, opened);
-            shared = opened;
+                }
+            });
+        } catch (RuntimeException e) {
+            opened.close();
+            throw new SQLException("The transaction takes no more work (" + e.getMessage() + ")", "25000", e);
         }
-        return handle(shared);
+        registry.putResource(key, opened);
+        return opened;
     }
 
     /** A handle on the transaction's connection: its close ends the handle, not the connection. */

@@ -145,6 +145,53 @@ class HelidonCallsTest {
         race("jpa-optimistic", payments::optimistic, ledger::payments);
     }
 
+    @jakarta.inject.Inject
+    @jakarta.inject.Named("payments")
+    javax.sql.DataSource pool;
+
+    /**
+     * Three times as many atomic calls of distinct keys at once as the pool has connections (16), each holding its
+     * transaction's one connection until let go: the pool runs dry (callers wait for a connection), and once the held
+     * calls are let go every call is answered, one row each, and every connection is back in the pool.
+     */
+    @Test
+    void moreCallsAtOnceThanThePoolHasConnectionsAreAllAnswered() throws Exception {
+        com.zaxxer.hikari.HikariPoolMXBean connections = pool.unwrap(com.zaxxer.hikari.HikariDataSource.class).getHikariPoolMXBean();
+        int calls = 48;
+        java.util.List<String> keys = new java.util.ArrayList<>();
+        for (int i = 0; i < calls; i++) {
+            String key = key("starved-" + i);
+            keys.add(key);
+            ledger.hold(key);
+        }
+        ExecutorService callers = Executors.newFixedThreadPool(calls);
+        try {
+            java.util.List<Future<Receipt>> answers = new java.util.ArrayList<>();
+            for (String key : keys) {
+                answers.add(callers.submit(() -> charges.atomic(key, 5)));
+            }
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (connections.getThreadsAwaitingConnection() == 0 && System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+            assertTrue(connections.getThreadsAwaitingConnection() > 0, "the pool ran dry: callers wait for a connection");
+            keys.forEach(ledger::release);
+            for (int i = 0; i < calls; i++) {
+                Receipt answer = answers.get(i).get(60, TimeUnit.SECONDS);
+                assertEquals(keys.get(i), answer.key());
+                assertEquals(1, ledger.rows(keys.get(i)));
+            }
+        } finally {
+            keys.forEach(ledger::release);
+            callers.shutdownNow();
+        }
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (connections.getActiveConnections() > 0 && System.nanoTime() < until) {
+            Thread.onSpinWait();
+        }
+        assertEquals(0, connections.getActiveConnections(), "every connection is back in the pool");
+    }
+
     @Test
     void racingDuplicatesRunOnceAtomic() throws Exception {
         race("atomic", (key, amount) -> charges.atomic(key, amount));
