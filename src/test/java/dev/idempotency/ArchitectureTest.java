@@ -23,8 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The house's plan, enforced on the compiled classes (ArchUnit): the public API and the SPI import nothing
- * internal, the SPI knows no CDI, the engine knows no framework, and no two packages import each other in a
- * circle.
+ * internal, the SPI knows no CDI, the engine knows no framework, no door imports another, only the wiring knows the
+ * container, and no two packages import each other in a circle. CONTRIBUTING.md's "The house" draws the plan.
  */
 class ArchitectureTest {
 
@@ -65,6 +65,72 @@ class ArchitectureTest {
                 .check(library);
     }
 
+    /** The doors: each a room of its own, reached by the application through the container. */
+    static final String[] DOORS = {"dev.idempotency.interceptor", "dev.idempotency.messaging", "dev.idempotency.functional",
+            "dev.idempotency.manager", "dev.idempotency.jaxrs", "dev.idempotency.health"};
+
+    /**
+     * No door imports another: what they share (the assembled engine, the deployment's settings, the codec, a method's
+     * reader) is the runtime's, below them. The interceptor asks the reader chosen for its method, and names no message
+     * type: a new kind of message is a reader in the messaging room, and touches no other door.
+     */
+    @Test
+    void noDoorImportsAnother() {
+        for (String door : DOORS) {
+            String[] others = java.util.Arrays.stream(DOORS).filter(d -> !d.equals(door)).toArray(String[]::new);
+            noClasses().that().resideInAPackage(door)
+                    .should().dependOnClassesThat().resideInAnyPackage(others)
+                    .because("a door is one room: what doors share lives in the runtime")
+                    .check(library);
+        }
+    }
+
+    /** The interceptor knows no message type: JMS, Reactive Messaging and every broker are its readers' business. */
+    @Test
+    void theInterceptorNamesNoMessageType() {
+        noClasses().that().resideInAPackage("dev.idempotency.interceptor")
+                .should().dependOnClassesThat().resideInAnyPackage("jakarta.jms..", "org.eclipse.microprofile.reactive..",
+                        "io.smallrye..", "org.apache.kafka..", "com.rabbitmq..", "io.vertx..")
+                .because("a method's reader, chosen when the application starts, reads its messages")
+                .check(library);
+    }
+
+    /**
+     * Only the wiring knows the container's extension mechanisms (portable and build compatible extensions, bean
+     * registration): the wiring itself, and Helidon's adapters, which register beans where Helidon needs them. The runtime
+     * may ask the container's {@code BeanManager} for its contexts and events; no door does.
+     */
+    @Test
+    void onlyTheWiringKnowsTheContainer() {
+        noClasses().that().resideOutsideOfPackages("dev.idempotency.cdi", "dev.idempotency.helidon")
+                .should().dependOnClassesThat().resideInAnyPackage("jakarta.enterprise.inject.build.compatible..")
+                .orShould().dependOnClassesThat().areAssignableTo(jakarta.enterprise.inject.spi.Extension.class)
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("jakarta.enterprise.inject.spi.AfterBeanDiscovery")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("jakarta.enterprise.inject.spi.BeforeBeanDiscovery")
+                .because("the wiring registers the library's beans; everything else is a bean, or plain Java")
+                .check(library);
+        // (CDI.current() excepted: a JAX-RS provider that the JAX-RS runtime creates finds the runtime bean through it)
+        noClasses().that().resideInAnyPackage(DOORS)
+                .should().dependOnClassesThat(JavaClass.Predicates.resideInAPackage("jakarta.enterprise.inject.spi..")
+                        .and(com.tngtech.archunit.base.DescribedPredicate.not(
+                                JavaClass.Predicates.equivalentTo(jakarta.enterprise.inject.spi.CDI.class))))
+                .because("a door asks the runtime, not the container")
+                .check(library);
+        noClasses().that().resideOutsideOfPackage("dev.idempotency.cdi")
+                .should().dependOnClassesThat().resideInAPackage("dev.idempotency.cdi")
+                .because("the wiring is the top floor: it knows every room, and no room knows it")
+                .check(library);
+    }
+
+    /** Helidon's adapters are loaded only on Helidon: the runtime and the doors never name them. */
+    @Test
+    void onlyTheWiringNamesHelidonsAdapters() {
+        noClasses().that().resideOutsideOfPackages("dev.idempotency.cdi", "dev.idempotency.helidon")
+                .should().dependOnClassesThat().resideInAPackage("dev.idempotency.helidon")
+                .because("a runtime's adapters are one room, that only the wiring opens")
+                .check(library);
+    }
+
     @Test
     void theSpiKnowsNoCdi() {
         noClasses().that().resideInAPackage("dev.idempotency.spi")
@@ -79,7 +145,10 @@ class ArchitectureTest {
                 .should().dependOnClassesThat().resideInAnyPackage("jakarta..", "javax..", "org.infinispan..",
                         "org.eclipse.microprofile..", "org.hibernate..", "org.eclipse.persistence..",
                         "dev.idempotency.cdi..", "dev.idempotency.config..", "dev.idempotency.jaxrs..",
-                        "dev.idempotency.jta..", "dev.idempotency.store..", "dev.idempotency.cache..")
+                        "dev.idempotency.jta..", "dev.idempotency.store..", "dev.idempotency.cache..",
+                        "dev.idempotency.runtime..", "dev.idempotency.interceptor..", "dev.idempotency.messaging..",
+                        "dev.idempotency.functional..", "dev.idempotency.manager..", "dev.idempotency.observability..",
+                        "dev.idempotency.health..", "dev.idempotency.helidon..")
                 .because("STYLE: a core that knows no framework, tested in milliseconds")
                 .check(library);
     }

@@ -35,6 +35,9 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
+import dev.idempotency.messaging.MessageReaders;
+import dev.idempotency.runtime.IdempotencyDeployment;
+import dev.idempotency.interceptor.IdempotentInterceptor;
 
 /**
  * The build compatible extension, for containers that run no portable extension (CDI Lite: Quarkus's ArC): it does what
@@ -149,7 +152,7 @@ public class IdempotencyBuildCompatibleExtension implements BuildCompatibleExten
             }
             MethodSettingsResolver resolver = new MethodSettingsResolver(config, global);
             resolver.checkMemberKeys(errors);
-            IdempotencyDeployment deployment = new IdempotencyDeployment(config, global, resolver);
+            IdempotencyDeployment deployment = new IdempotencyDeployment(config, global, resolver, MessageReaders::forMethod);
             Set<Class<?>> parameterTypes = new HashSet<>();
             for (String name : params.get(TYPES, String[].class, new String[0])) {
                 deployment.resolveByReflection(load(name), errors, parameterTypes);

@@ -23,6 +23,23 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import dev.idempotency.runtime.StoreSelection;
+import dev.idempotency.runtime.JtaSupport;
+import dev.idempotency.runtime.PurgeSchedule;
+import dev.idempotency.runtime.IdempotencyRuntime;
+import dev.idempotency.runtime.Callers;
+import dev.idempotency.runtime.ManagedExecutors;
+import dev.idempotency.runtime.RequestEnd;
+import dev.idempotency.messaging.MessageReaders;
+import dev.idempotency.runtime.IdempotencyDeployment;
+import dev.idempotency.runtime.CacheSelection;
+import dev.idempotency.interceptor.IdempotentInterceptor;
+import dev.idempotency.functional.IdempotencyBean;
+import dev.idempotency.manager.IdempotencyManagerBean;
+import dev.idempotency.health.IdempotencyReadinessCheck;
+import dev.idempotency.helidon.HelidonDataSources;
+import dev.idempotency.runtime.Lookups;
+import dev.idempotency.runtime.EarlyStart;
 
 /**
  * The portable extension: reads the configuration, registers the interceptor (with its configured
@@ -33,7 +50,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Registered through {@code META-INF/services}; in a Weld SE test add it yourself, optionally with
  * the {@link Config} to use.
  */
-public class IdempotencyExtension implements Extension {
+public class IdempotencyExtension implements Extension, EarlyStart {
 
     private final Config explicitConfig;
     private final ConfigErrors errors = new ConfigErrors();
@@ -54,7 +71,7 @@ public class IdempotencyExtension implements Extension {
         GlobalSettings global = GlobalSettings.read(config, errors);
         MethodSettingsResolver resolver = new MethodSettingsResolver(config, global);
         resolver.checkMemberKeys(errors);
-        deployment = new IdempotencyDeployment(config, global, resolver);
+        deployment = new IdempotencyDeployment(config, global, resolver, MessageReaders::forMethod);
         bbd.addAnnotatedType(IdempotentInterceptor.class, IdempotentInterceptor.class.getName())
                 .add(new PriorityLiteral(global.interceptorPriority()));
         for (Class<?> bean : libraryBeans()) {
@@ -78,7 +95,7 @@ public class IdempotencyExtension implements Extension {
         java.util.List<Class<?>> beans = new java.util.ArrayList<>(java.util.List.of(IdempotencyRuntime.class,
                 ManagedExecutors.class, StoreSelection.class, CacheSelection.class, Callers.class, PurgeSchedule.class,
                 IdempotencyManagerBean.class, IdempotencyBean.class, RequestEnd.class));
-        if (present("org.eclipse.microprofile.health.HealthCheck")) {
+        if (Lookups.present("org.eclipse.microprofile.health.HealthCheck")) {
             beans.add(IdempotencyReadinessCheck.class);
         }
         if (JtaSupport.isAvailable()) {
@@ -98,7 +115,7 @@ public class IdempotencyExtension implements Extension {
         for (AnnotatedMethod<? super T> m : type.getMethods()) {
             Method method = m.getJavaMember();
             Idempotent annotation = m.getAnnotation(Idempotent.class);
-            if (annotation == null && classLevel != null && isBusinessMethod(method)) {
+            if (annotation == null && classLevel != null && IdempotencyDeployment.isBusinessMethod(method)) {
                 annotation = classLevel;
             }
             if (annotation != null) {
@@ -169,20 +186,6 @@ public class IdempotencyExtension implements Extension {
         return null;
     }
 
-    static boolean isBusinessMethod(Method m) {
-        int mod = m.getModifiers();
-        return Modifier.isPublic(mod) && !Modifier.isStatic(mod) && m.getDeclaringClass() != Object.class
-                && !m.isSynthetic() && !m.isBridge();
-    }
-
-    static boolean present(String className) {
-        try {
-            Class.forName(className, false, IdempotencyExtension.class.getClassLoader());
-            return true;
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
-        }
-    }
 
     private static ClassLoader configClassLoader() {
         ClassLoader tccl = Thread.currentThread().getContextClassLoader();

@@ -2,8 +2,8 @@ package dev.idempotency.jaxrs;
 
 import dev.idempotency.IdempotencyConfigurationException;
 import dev.idempotency.Idempotent;
-import dev.idempotency.cdi.IdempotencyDeployment;
-import dev.idempotency.cdi.IdempotencyRuntime;
+import dev.idempotency.runtime.IdempotencyDeployment;
+import dev.idempotency.runtime.IdempotencyRuntime;
 import dev.idempotency.config.MethodSettings;
 
 import jakarta.enterprise.inject.spi.CDI;

@@ -3,7 +3,7 @@ package dev.idempotency.jaxrs;
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyStoreException;
-import dev.idempotency.cdi.IdempotencyRuntime;
+import dev.idempotency.runtime.IdempotencyRuntime;
 import dev.idempotency.config.AnonymousPolicy;
 import dev.idempotency.config.GlobalSettings;
 import dev.idempotency.config.MethodSettings;
@@ -181,7 +181,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 // response and the answer run in the transaction the claim opened).
                 Claimed claimed = ((Decision.Held) decision).claimed();
                 request.setProperty(CLAIMED, claimed);
-                dev.idempotency.cdi.RequestEnd end = answersLater ? null : runtime.requestEnd();
+                dev.idempotency.runtime.RequestEnd end = answersLater ? null : runtime.requestEnd();
                 if (end != null) {
                     // Settled at the latest when the request ends: when neither the response filter nor the writer
                     // runs (an application's response filter threw before this one), its transaction must not stay
@@ -391,7 +391,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     private static boolean take(java.util.function.Function<String, Object> get, java.util.function.Consumer<String> remove) {
         Object claimed = get.apply(CLAIMED);
         remove.accept(CLAIMED);
-        return !(get.apply(END) instanceof dev.idempotency.cdi.RequestEnd end) || end.take(claimed);
+        return !(get.apply(END) instanceof dev.idempotency.runtime.RequestEnd end) || end.take(claimed);
     }
 
     /**

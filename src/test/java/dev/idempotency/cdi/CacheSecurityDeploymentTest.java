@@ -25,6 +25,7 @@ import java.util.Map;
 
 import static dev.idempotency.cdi.DeploymentErrorsTest.deploymentFailure;
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /** Issue 22 item 1: how the cluster's security is configured, and the deployments that fail for it. */
 class CacheSecurityDeploymentTest {

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /**
  * The cache in front of the store: by default the library's own cache of the JVM (no cache manager); the application's

@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /** A duplicate while the first call runs is rejected with a retry-after, or waits and replays. */
 @EnableWeld

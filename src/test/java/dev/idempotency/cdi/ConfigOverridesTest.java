@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /**
  * Per-method overrides, the MicroProfile Fault Tolerance way: {@code <fqcn>/<method>/Idempotent/<member>}, then

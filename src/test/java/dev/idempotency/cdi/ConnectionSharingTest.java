@@ -40,6 +40,7 @@ import java.util.logging.Logger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /**
  * A data source that hands a transaction a second connection while its first is open (on Payara and GlassFish, a pool

@@ -48,6 +48,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /**
  * The functional API ({@link Idempotency}) through the same engine as {@code @Idempotent}, with a real JTA stack and

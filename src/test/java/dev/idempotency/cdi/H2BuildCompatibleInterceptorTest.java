@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.idempotency.runtime.IdempotencyDeployment;
 
 /**
  * The CDI + JTA path on H2 with the library's build compatible extension alone, as a CDI Lite container (Quarkus's ArC)

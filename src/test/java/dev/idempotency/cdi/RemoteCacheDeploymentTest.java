@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static dev.idempotency.cdi.DeploymentErrorsTest.deploymentFailure;
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /**
  * {@code idempotency.cache.mode=remote} through MicroProfile Config and CDI, against a real Infinispan Server (one node,

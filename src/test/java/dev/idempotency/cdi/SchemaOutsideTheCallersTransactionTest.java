@@ -16,6 +16,9 @@ import java.util.HashMap;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.idempotency.runtime.StoreSelection;
+import dev.idempotency.runtime.TransactionSynchronizationRegistryHolder;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /**
  * The store starts on first use, and in a server that can be inside a container transaction: a message-driven bean

@@ -21,6 +21,7 @@ import java.util.Map;
 
 import static dev.idempotency.cdi.DeploymentErrorsTest.deploymentFailure;
 import static org.assertj.core.api.Assertions.assertThat;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /**
  * {@code idempotency.cache.mode=remote} against a secured Infinispan Server (infinispan-secured.xml): Hot Rod over TLS

@@ -1,5 +1,6 @@
 package dev.idempotency.cdi;
 
+import dev.idempotency.health.IdempotencyReadinessCheck;
 import com.arjuna.ats.jta.cdi.TransactionExtension;
 import dev.idempotency.ForIdempotency;
 import dev.idempotency.IdempotencyKey;

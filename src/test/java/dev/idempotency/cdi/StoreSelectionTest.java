@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import dev.idempotency.runtime.IdempotencyRuntime;
 
 /** The store configuration: the application's store wins; memory; a JPA unit in Java SE. */
 class StoreSelectionTest {

@@ -617,7 +617,7 @@ final class World implements AutoCloseable {
 
         @Override
         public RecordCache cache() {
-            RecordCache c = container.select(dev.idempotency.cdi.IdempotencyRuntime.class).get().recordCache();
+            RecordCache c = container.select(dev.idempotency.runtime.IdempotencyRuntime.class).get().recordCache();
             return c == null ? RecordCache.NONE : c;
         }
 

@@ -2,7 +2,7 @@ package dev.idempotency.fuzz;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import dev.idempotency.IdempotencyTransferException;
-import dev.idempotency.cdi.IdempotencyManagerBean;
+import dev.idempotency.manager.IdempotencyManagerBean;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.store.memory.InMemoryIdempotencyStore;
 import org.junit.jupiter.api.AfterAll;

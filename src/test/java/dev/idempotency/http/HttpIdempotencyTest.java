@@ -292,7 +292,7 @@ class HttpIdempotencyTest {
             Thread.onSpinWait();
         }
         // ... and duplicates wait for it (as many as the server has request threads for), before it is let go.
-        var signals = jakarta.enterprise.inject.spi.CDI.current().select(dev.idempotency.cdi.IdempotencyRuntime.class).get().signals();
+        var signals = jakarta.enterprise.inject.spi.CDI.current().select(dev.idempotency.runtime.IdempotencyRuntime.class).get().signals();
         while (signals.waiters() == 0) {
             assertThat(System.nanoTime()).as("a duplicate waits").isLessThan(deadline);
             Thread.onSpinWait();

@@ -1,7 +1,7 @@
 package dev.idempotency.store;
 
 import dev.idempotency.ForIdempotency;
-import dev.idempotency.cdi.IdempotencyRuntime;
+import dev.idempotency.runtime.IdempotencyRuntime;
 import dev.idempotency.core.Decision;
 import dev.idempotency.core.Policy;
 import dev.idempotency.spi.RecordStatus;

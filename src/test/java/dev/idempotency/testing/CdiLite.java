@@ -2,7 +2,7 @@ package dev.idempotency.testing;
 
 import dev.idempotency.IdempotencyKey;
 import dev.idempotency.cdi.IdempotencyBuildCompatibleExtension;
-import dev.idempotency.cdi.IdempotentInterceptor;
+import dev.idempotency.interceptor.IdempotentInterceptor;
 
 import jakarta.enterprise.inject.build.compatible.spi.BeanInfo;
 import jakarta.enterprise.inject.build.compatible.spi.ClassConfig;

@@ -1,0 +1,178 @@
+package dev.idempotency.messaging;
+
+import dev.idempotency.IdempotencyException;
+
+import jakarta.transaction.Status;
+
+import org.eclipse.microprofile.reactive.messaging.Message;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Where a call's record stands between the method and the library, one state for all threads: the attempt that runs,
+ * the transaction its work runs in and how that ended, whether the call returned, the first acknowledgement or
+ * refusal the method asked for, and whether the record was answered. The record is answered once: when the
+ * transaction committed (an acknowledgement) or rolled back after the call returned (a refusal), when the call
+ * returned if there is no transaction, at once for a refusal asked for after the return. A transaction that rolls
+ * back before the call returned leaves the record to the library; a refusal asked for while the call runs is the
+ * call's failure.
+ */
+final class Settlement {
+    private final java.util.concurrent.atomic.AtomicBoolean settled = new java.util.concurrent.atomic.AtomicBoolean();
+    // guarded by this
+    private int attempt;
+    private boolean returned;
+    private boolean rolledBack;
+    private Throwable nacked;
+    private Message<?> nackedMessage;
+    private Object transaction;
+    private Integer ended;
+    private Message<?> requested;
+    private Throwable requestedFailure;
+
+    /**
+     * Acknowledges the record (or nacks it, with {@code failure}) unless it was settled already: a record is answered
+     * once, by the first acknowledgement or refusal.
+     */
+    CompletionStage<Void> once(Message<?> message, Throwable failure) {
+        if (!settled.compareAndSet(false, true)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return failure == null ? message.ack() : message.nack(failure);
+    }
+
+    /**
+     * The method runs (again): what an earlier run of the same call asked for is gone with that run's transaction
+     * (a claim that runs the work again after its first transaction rolled back, as an optimistic one may).
+     */
+    synchronized void attempt() {
+        attempt++;
+        rolledBack = false;
+        nacked = null;
+        nackedMessage = null;
+        transaction = null;
+        ended = null;
+        requested = null;
+        requestedFailure = null;
+    }
+
+    /** The call's work runs in this transaction; returns the attempt its end is to be reported for. */
+    synchronized int transactionBegun(Object key) {
+        transaction = key;
+        return attempt;
+    }
+
+    /** The transaction of an attempt ended with {@code status} (a jakarta.transaction.Status). */
+    void transactionEnded(int ofAttempt, int status) {
+        Runnable answer;
+        synchronized (this) {
+            if (ofAttempt != attempt) {
+                return; // an earlier attempt's
+            }
+            ended = status;
+            answer = decide();
+        }
+        answer.run();
+    }
+
+    /** The call returned normally: from now on a rollback refuses the record. */
+    void returned() {
+        Runnable answer;
+        synchronized (this) {
+            returned = true;
+            answer = decide();
+        }
+        answer.run();
+    }
+
+    synchronized boolean hasReturned() {
+        return returned;
+    }
+
+    /**
+     * An acknowledgement (or, with {@code failure}, a refusal) asked for by the method, on whichever thread. Asked
+     * for inside another transaction than the call's (a nested one), it waits for that transaction instead.
+     */
+    CompletionStage<Void> asked(Message<?> message, Object registry, Throwable failure) {
+        Object current = registry == null ? null : AfterCommit.transactionKey(registry);
+        Runnable answer;
+        synchronized (this) {
+            if (current != null && !current.equals(transaction)) {
+                answer = null;
+            } else if (failure != null && !returned) {
+                if (nacked == null) {
+                    nacked = failure; // the call's failure: the library refuses the record
+                    nackedMessage = message;
+                }
+                answer = decide();
+            } else {
+                if (requested == null) {
+                    requested = message; // the first one counts
+                    requestedFailure = failure;
+                }
+                answer = decide();
+            }
+        }
+        if (answer == null) {
+            return AfterCommit.settle(message, registry, failure, this);
+        }
+        answer.run();
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /** What to do now, if anything; the request it answers is consumed. */
+    private Runnable decide() {
+        if (returned && nackedMessage != null) {
+            // refused while the call ran, too late to fail it: the refusal counts
+            Message<?> m = nackedMessage;
+            Throwable f = nacked;
+            nackedMessage = null;
+            requested = null;
+            return () -> once(m, f);
+        }
+        if (requested == null) {
+            return () -> { };
+        }
+        Message<?> m = requested;
+        Throwable f = requestedFailure;
+        if (f == null && transaction != null && ended == null) {
+            return () -> { }; // waits for the transaction
+        }
+        if (f == null && transaction == null && !returned) {
+            return () -> { }; // no transaction: waits for the call to return
+        }
+        requested = null;
+        if (f != null) {
+            return () -> once(m, f);
+        }
+        if (transaction == null || ended == Status.STATUS_COMMITTED) {
+            return () -> once(m, null);
+        }
+        if (!returned) {
+            rolledBack = true; // rolled back inside the call: the library settles the record itself
+            return () -> { };
+        }
+        return () -> once(m, rolledBackFailure());
+    }
+
+    /** Whether the method acknowledged the record in a transaction that then rolled back, before the call returned. */
+    synchronized boolean rolledBack() {
+        return rolledBack;
+    }
+
+    synchronized void rollBack() {
+        rolledBack = true;
+    }
+
+    /** The reason the method refused its record with, while the call ran; {@code null} if it did not. */
+    synchronized Throwable nacked() {
+        return nacked;
+    }
+
+    /** Why a record acknowledged in a transaction that rolled back is refused. */
+    static IdempotencyException rolledBackFailure() {
+        return new IdempotencyException("The transaction that handled the record rolled back after the record was"
+                + " acknowledged in it; it is refused instead, so that it comes again");
+    }
+}
