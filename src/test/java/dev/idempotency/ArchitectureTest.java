@@ -102,7 +102,7 @@ class ArchitectureTest {
      */
     @Test
     void onlyTheWiringKnowsTheContainer() {
-        noClasses().that().resideOutsideOfPackages("dev.idempotency.cdi", "dev.idempotency.helidon")
+        noClasses().that().resideOutsideOfPackages("dev.idempotency.cdi", "dev.idempotency.adapter..")
                 .should().dependOnClassesThat().resideInAnyPackage("jakarta.enterprise.inject.build.compatible..")
                 .orShould().dependOnClassesThat().areAssignableTo(jakarta.enterprise.inject.spi.Extension.class)
                 .orShould().dependOnClassesThat().haveFullyQualifiedName("jakarta.enterprise.inject.spi.AfterBeanDiscovery")
@@ -122,11 +122,11 @@ class ArchitectureTest {
                 .check(library);
     }
 
-    /** Helidon's adapters are loaded only on Helidon: the runtime and the doors never name them. */
+    /** A runtime's adapters (Helidon's) are loaded only on that runtime: the runtime room and the doors never name them. */
     @Test
     void onlyTheWiringNamesHelidonsAdapters() {
-        noClasses().that().resideOutsideOfPackages("dev.idempotency.cdi", "dev.idempotency.helidon")
-                .should().dependOnClassesThat().resideInAPackage("dev.idempotency.helidon")
+        noClasses().that().resideOutsideOfPackages("dev.idempotency.cdi", "dev.idempotency.adapter..")
+                .should().dependOnClassesThat().resideInAPackage("dev.idempotency.adapter..")
                 .because("a runtime's adapters are one room, that only the wiring opens")
                 .check(library);
     }
@@ -148,7 +148,7 @@ class ArchitectureTest {
                         "dev.idempotency.jta..", "dev.idempotency.store..", "dev.idempotency.cache..",
                         "dev.idempotency.runtime..", "dev.idempotency.interceptor..", "dev.idempotency.messaging..",
                         "dev.idempotency.functional..", "dev.idempotency.manager..", "dev.idempotency.observability..",
-                        "dev.idempotency.health..", "dev.idempotency.helidon..")
+                        "dev.idempotency.health..", "dev.idempotency.adapter..")
                 .because("STYLE: a core that knows no framework, tested in milliseconds")
                 .check(library);
     }

@@ -23,6 +23,10 @@ import java.util.logging.Logger;
  * thread of its own, never a request's. Nothing is lost meanwhile but speed: a key released or deleted while the cache
  * was bypassed is remembered and evicted before the cache answers again (past {@value #MAX_PENDING} such keys, or after
  * a failed flush, the whole cache is emptied instead), so that the cache never outlives its record.
+ *
+ * <p>Over 400 lines on purpose: the bypass is one state machine under one lock (answering, bypassed, the keys to evict
+ * before answering again, the flush, the reconnection on a thread of its own); split, its invariants would span
+ * rooms.
  */
 abstract class GuardedRecordCache implements ManagedRecordCache {
 

@@ -40,6 +40,9 @@ import java.util.logging.Logger;
  * is checked): an entry that does not verify, or that verifies but sits under another scope's id, is never replayed. It
  * is a miss (the store answers), counted ({@link #rejectedEntries()}), logged once at WARNING (then at FINE), and
  * replaced by a tombstone.
+ *
+ * <p>Over 400 lines on purpose: the entry protocol (records, tombstones, MACs, conditional puts, the listeners that wake
+ * waiters) is read as one: each put's condition follows from the tombstone rule and the MAC check.
  */
 public final class InfinispanRecordCache implements ManagedRecordCache {
 

@@ -51,6 +51,10 @@ import java.util.logging.Logger;
  * {@code idempotency.cache.owners} owners) unless it exists or the operator made it; a Hot Rod client listener wakes
  * this node's waiters when a key finishes on any node; an unreachable server degrades to the store
  * ({@link RemoteRecordCache}).
+ *
+ * <p>Over 400 lines on purpose: the only class that may name the optional Hot Rod client (its listener aside), so that
+ * no other mode loads it (ArchitectureTest); the client's set-up, the cache's creation and the listener stay together
+ * for that reason.
  */
 public final class RemoteCaches {
 

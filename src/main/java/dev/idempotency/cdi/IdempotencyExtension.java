@@ -37,7 +37,7 @@ import dev.idempotency.interceptor.IdempotentInterceptor;
 import dev.idempotency.functional.IdempotencyBean;
 import dev.idempotency.manager.IdempotencyManagerBean;
 import dev.idempotency.health.IdempotencyReadinessCheck;
-import dev.idempotency.helidon.HelidonDataSources;
+import dev.idempotency.adapter.helidon.HelidonDataSources;
 import dev.idempotency.runtime.Lookups;
 import dev.idempotency.runtime.EarlyStart;
 

@@ -37,9 +37,12 @@ import static dev.idempotency.config.MethodSettingsResolver.throwables;
 /**
  * One {@code @Idempotent} method's resolution ({@link MethodSettingsResolver#resolve}), in steps: finding the key's
  * source, reading the members (each from the most specific configuration key, else the annotation, else the global
- * setting), cross-checking them, and checking what is stored. Every mistake names the method and the fix.
+ * setting), cross-checking them, and checking what is stored. Every mistake names the method and the fix. Each step
+ * reads members or checks them, and reports to {@code problems}.
+ *
+ * <p>Over 400 lines on purpose: the steps of one method's resolution fill and cross-check the same members, one method
+ * per step; most of its length is the error messages that name the method and the fix.
  */
-/** One method's resolution, in steps; each step reads members or checks them, and reports to {@code problems}. */
 final class MethodResolution {
 
     private final Config config;

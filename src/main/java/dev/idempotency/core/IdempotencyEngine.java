@@ -37,6 +37,9 @@ import java.util.logging.Logger;
  *
  * <p>A facade: the atomic claim is {@link AtomicFlow}'s, the leased claim {@link LeasedFlow}'s; lease renewals, the
  * watchers of finished keys, the keys of a transaction, the store calls, the cache and the replies are rooms of their own.
+ *
+ * <p>Over 400 lines on purpose: it is the facade, one short method per engine operation, each handing over to a room of
+ * its own (the flows, the store calls, the completions, the sightings); its length is its API's.
  */
 public final class IdempotencyEngine {
 

@@ -29,6 +29,9 @@ import java.util.logging.Logger;
  * (the claim loop's, with no SQL) and, across nodes, the shared cache's ({@link QuietCache#mark}). The store's unique
  * key stays the judge: when two calls ran anyway (markers that cannot see each other), the second insert finds the
  * first's row, and its transaction, its work with it, rolls back; its caller gets the first's answer.
+ *
+ * <p>Over 400 lines on purpose: one claim mode's state machine (the marker, the run, the insert, the loser's rollback
+ * and answer) is read as one, as the other flows are.
  */
 final class OptimisticFlow implements ClaimFlow {
 

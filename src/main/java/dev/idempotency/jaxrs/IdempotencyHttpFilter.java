@@ -48,6 +48,10 @@ import java.util.logging.Logger;
  * <li>response: a status not to keep releases the key; a kept one is stored (status, replayable headers,
  *     body bytes) before the body is sent.</li>
  * </ul>
+ *
+ * <p>Over 400 lines on purpose: JAX-RS hands one request to three callbacks of one provider (request filter, response
+ * filter, writer interceptor), which share the request's claim through its properties; the parts that stand alone are
+ * rooms of their own ({@link CappedCapture}, {@link JsonBody}, {@link StoredHttpResponse}, {@link Problems}).
  */
 final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerResponseFilter, WriterInterceptor {
 

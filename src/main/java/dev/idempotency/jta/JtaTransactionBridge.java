@@ -3,7 +3,6 @@ package dev.idempotency.jta;
 import dev.idempotency.core.TransactionBridge;
 
 import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import java.util.function.Consumer;
@@ -118,17 +117,8 @@ public final class JtaTransactionBridge implements TransactionBridge {
 
     @Override
     public void afterCompletion(Consumer<Boolean> committed) {
-        registry.registerInterposedSynchronization(new Synchronization() {
-            @Override
-            public void beforeCompletion() {
-                // nothing to flush: the completion was written when the operation returned
-            }
-
-            @Override
-            public void afterCompletion(int status) {
-                committed.accept(status == Status.STATUS_COMMITTED);
-            }
-        });
+        // nothing to flush before: the completion was written when the operation returned
+        AfterCompletion.register(registry, status -> committed.accept(status == Status.STATUS_COMMITTED));
     }
 
     /** Where {@link #claimsOfThisTransaction(boolean)} keeps its set, in the transaction's resources. */

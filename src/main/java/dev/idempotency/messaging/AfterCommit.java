@@ -1,7 +1,8 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.jta.AfterCompletion;
+
 import jakarta.transaction.Status;
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -14,10 +15,10 @@ final class AfterCommit {
 
     private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(AfterCommit.class.getName());
 
-    /** Marks the current transaction, if one is active, for rollback. */
     private AfterCommit() {
     }
 
+    /** Marks the current transaction, if one is active, for rollback. */
     static void markRollbackOnly(Object registryObject) {
         TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
         if (registry.getTransactionKey() != null && registry.getTransactionStatus() == Status.STATUS_ACTIVE) {
@@ -40,18 +41,11 @@ final class AfterCommit {
             call.transactionEnded(attempt, Status.STATUS_ROLLEDBACK); // marked for rollback already: it cannot commit
             return;
         }
-        registry.registerInterposedSynchronization(new Synchronization() {
-            @Override
-            public void beforeCompletion() {
-            }
-
-            @Override
-            public void afterCompletion(int status) {
-                try {
-                    call.transactionEnded(attempt, status);
-                } catch (RuntimeException e) {
-                    LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
-                }
+        AfterCompletion.register(registry, status -> {
+            try {
+                call.transactionEnded(attempt, status);
+            } catch (RuntimeException e) {
+                LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
             }
         });
     }
@@ -75,28 +69,21 @@ final class AfterCommit {
             }
             return returned.once(message, failure == null ? Settlement.rolledBackFailure() : failure);
         }
-        registry.registerInterposedSynchronization(new Synchronization() {
-            @Override
-            public void beforeCompletion() {
+        AfterCompletion.register(registry, status -> {
+            if (failure == null && status != Status.STATUS_COMMITTED && !returned.hasReturned()) {
+                returned.rollBack(); // rolled back inside the call: the library settles the record itself
+                return;
             }
-
-            @Override
-            public void afterCompletion(int status) {
-                if (failure == null && status != Status.STATUS_COMMITTED && !returned.hasReturned()) {
-                    returned.rollBack(); // rolled back inside the call: the library settles the record itself
-                    return;
-                }
-                try {
-                    CompletionStage<Void> settled = returned.once(message, failure != null ? failure
-                            : status == Status.STATUS_COMMITTED ? null : Settlement.rolledBackFailure());
-                    settled.whenComplete((v, e) -> {
-                        if (e != null) {
-                            LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
-                        }
-                    });
-                } catch (RuntimeException e) {
-                    LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
-                }
+            try {
+                CompletionStage<Void> settled = returned.once(message, failure != null ? failure
+                        : status == Status.STATUS_COMMITTED ? null : Settlement.rolledBackFailure());
+                settled.whenComplete((v, e) -> {
+                    if (e != null) {
+                        LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
+                    }
+                });
+            } catch (RuntimeException e) {
+                LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
             }
         });
         return CompletableFuture.completedFuture(null);

@@ -638,8 +638,8 @@ class IdempotencyManagerTest {
         refused(m, dir, List.of(lines.get(0), lines.get(1), lines.get(2), lines.get(3).replace("\"COMPLETED\"", "\"IN_PROGRESS\"")),
                 "was changed after its export at line 4");
         // oversized: a line over the limit is refused before it is read whole
-        refused(m, dir, List.of(lines.get(0), lines.get(1), lines.get(2), "{\"namespace\":\"" + "x".repeat(IdempotencyManagerBean.MAX_LINE) + "\"}"),
-                "has a line over " + IdempotencyManagerBean.MAX_LINE + " characters at line 4");
+        refused(m, dir, List.of(lines.get(0), lines.get(1), lines.get(2), "{\"namespace\":\"" + "x".repeat(TransferFile.MAX_LINE) + "\"}"),
+                "has a line over " + TransferFile.MAX_LINE + " characters at line 4");
         // and the file as exported imports
         assertThat(m.importFrom(Files.write(dir.resolve("again.jsonl"), lines))).isEqualTo(3);
     }

@@ -47,6 +47,10 @@ import java.util.logging.Logger;
  *
  * <p>What differs between databases is its {@link Dialect}'s; purge, export, import and deletions are
  * {@link JpaStoreManagement}'s.
+ *
+ * <p>Over 400 lines on purpose: each method of the store SPI is its statements in order (claim, complete, release, claim
+ * in a transaction, sightings); what differs between databases is in the dialects and the management in {@link
+ * JpaStoreManagement}, already apart.
  */
 public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims, StoreManagement, dev.idempotency.spi.SightingRecords {
 

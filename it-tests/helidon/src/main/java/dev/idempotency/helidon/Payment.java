@@ -1,4 +1,4 @@
-package dev.idempotency.helidon;
+package dev.idempotency.adapter.helidon;
 
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;

@@ -1,4 +1,4 @@
-package dev.idempotency.helidon;
+package dev.idempotency.adapter.helidon;
 
 import jakarta.enterprise.inject.se.SeContainer;
 import jakarta.enterprise.inject.se.SeContainerInitializer;

@@ -1,9 +1,9 @@
-package dev.idempotency.helidon;
+package dev.idempotency.adapter.helidon;
 
+import dev.idempotency.jta.AfterCompletion;
 import dev.idempotency.runtime.EnlistingDataSource;
 import dev.idempotency.runtime.Lookups;
 
-import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionManager;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 
@@ -107,20 +107,13 @@ public final class TransactionBoundDataSource extends dev.idempotency.store.jpa.
     private Connection enlist() throws SQLException {
         Connection opened = enlisting.getConnection();
         try {
-            registry.registerInterposedSynchronization(new Synchronization() {
-                @Override
-                public void beforeCompletion() {
-                    // the adapter's own resource commits or rolls the connection back
-                }
-
-                @Override
-                public void afterCompletion(int status) {
-                    try {
-                        opened.close();
-                    } catch (SQLException e) {
-                        java.util.logging.Logger.getLogger(TransactionBoundDataSource.class.getName())
-                                .log(java.util.logging.Level.WARNING, "Could not return a transaction's connection to the pool", e);
-                    }
+            // the adapter's own resource commits or rolls the connection back; then it goes back to the pool
+            AfterCompletion.register(registry, status -> {
+                try {
+                    opened.close();
+                } catch (SQLException e) {
+                    java.util.logging.Logger.getLogger(TransactionBoundDataSource.class.getName())
+                            .log(java.util.logging.Level.WARNING, "Could not return a transaction's connection to the pool", e);
                 }
             });
         } catch (RuntimeException e) {
