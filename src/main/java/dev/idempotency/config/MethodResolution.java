@@ -194,8 +194,9 @@ final class MethodResolution {
         } else if (incomingMethod) {
             keySource = null;
             problems.add(" is an @Incoming method whose payload carries no key: take the Message<T> (the key is the "
-                    + "record's header named by messageProperty, else its topic, partition and offset) or Kafka's "
-                    + "ConsumerRecord<K, V>, or mark the key inside the payload's type with @IdempotencyKey");
+                    + "message's header named by messageProperty, else a Kafka record's topic, partition and offset, or a "
+                    + "RabbitMQ or AMQP 1.0 message's message-id) or Kafka's ConsumerRecord<K, V>, or mark the key inside "
+                    + "the payload's type with @IdempotencyKey");
         } else {
             keySource = null;
             problems.add(" has no key: mark the parameter that carries the client's key with "
@@ -336,7 +337,20 @@ final class MethodResolution {
             problems.add(" names keptFailures, which is for @Incoming methods; remove it");
         }
         incoming = incomingMethod ? new MethodSettings.Incoming(takes(MESSAGE), takes(CONSUMER_RECORD),
-                CompletionStage.class.isAssignableFrom(method.getReturnType()), nack) : null;
+                CompletionStage.class.isAssignableFrom(method.getReturnType()), nack, connector()) : null;
+    }
+
+    /** The connector of the method's (first) channel, as MicroProfile Reactive Messaging's configuration names it. */
+    private String connector() {
+        String channel = MethodSettingsResolver.incomingChannel(method);
+        if (channel == null) {
+            return null;
+        }
+        try {
+            return config.getOptionalValue("mp.messaging.incoming." + channel + ".connector", String.class).orElse(null);
+        } catch (RuntimeException e) {
+            return null; // a configuration that cannot say: the reader looks at each message
+        }
     }
 
     /** How long a consumer's duplicate waits for the first delivery by default: Kafka's default max.poll.interval.ms. */

@@ -59,8 +59,12 @@ public record MethodSettings(
      * @param returnsStage     whether it returns a {@code CompletionStage} (its completion acknowledges the record)
      * @param nackKeptFailures whether a duplicate of a record whose failure was kept is refused (nacked), as its first
      *                         delivery was, rather than acknowledged (the default: the failure was the answer)
+     * @param connector        the connector of the method's channel ({@code mp.messaging.incoming.<channel>.connector}:
+     *                         {@code smallrye-kafka}, {@code smallrye-rabbitmq}, {@code smallrye-amqp}, ...), or
+     *                         {@code null} where the configuration does not say
      */
-    public record Incoming(boolean takesMessage, boolean takesRecord, boolean returnsStage, boolean nackKeptFailures) {
+    public record Incoming(boolean takesMessage, boolean takesRecord, boolean returnsStage, boolean nackKeptFailures,
+                           String connector) {
     }
 
     /** Whether the outcome of this exception is kept ({@code FAILED}) rather than released. */

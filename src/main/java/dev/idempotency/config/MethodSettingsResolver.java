@@ -129,6 +129,26 @@ public final class MethodSettingsResolver {
 
     static final String INCOMING = "org.eclipse.microprofile.reactive.messaging.Incoming";
 
+    /** The channel an {@code @Incoming} method consumes (the first, where it names several), or {@code null}. */
+    static String incomingChannel(Method method) {
+        for (Annotation a : method.getAnnotations()) {
+            if (a.annotationType().getName().equals(INCOMING)) {
+                try {
+                    Object value = a.annotationType().getMethod("value").invoke(a);
+                    if (value instanceof String s) {
+                        return s;
+                    }
+                    if (value instanceof String[] all && all.length > 0) {
+                        return all[0];
+                    }
+                } catch (ReflectiveOperationException | RuntimeException e) {
+                    return null;
+                }
+            }
+        }
+        return null;
+    }
+
     static boolean isOnMessage(Method method) {
         return method.getName().equals("onMessage") && method.getParameterCount() == 1
                 && method.getParameterTypes()[0].getName().equals("jakarta.jms.Message");

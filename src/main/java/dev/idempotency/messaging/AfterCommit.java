@@ -51,6 +51,30 @@ final class AfterCommit {
     }
 
     /**
+     * An acknowledgement asked for inside the current transaction, which is not the call's: once it commits, the
+     * acknowledgement is the call's (it waits for the call's own transaction); should it roll back, the call's work did
+     * not all happen ({@link Settlement#nestedRolledBack}).
+     */
+    static void whenNestedEnds(Object registryObject, Settlement call, Message<?> message) {
+        TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
+        if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
+            call.nestedRolledBack(message); // marked for rollback already: it cannot commit
+            return;
+        }
+        AfterCompletion.register(registry, status -> {
+            try {
+                if (status == Status.STATUS_COMMITTED) {
+                    call.asked(message, null, null);
+                } else {
+                    call.nestedRolledBack(message);
+                }
+            } catch (RuntimeException e) {
+                LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);
+            }
+        });
+    }
+
+    /**
      * Settles the record once the current transaction ends (at once outside one); the stage returned is complete at
      * once: a transaction interceptor that ends the transaction only once the method's stage completes would
      * otherwise wait for an acknowledgement that waits for it.

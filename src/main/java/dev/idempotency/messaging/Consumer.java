@@ -11,7 +11,7 @@ import dev.idempotency.runtime.JsonCodec;
  * the {@code Message} has it acknowledged after its transaction ({@link MessageDelivery}); one that takes the payload is
  * answered by the connector from what the call returns ({@link PayloadDelivery}).
  */
-record Consumer(CallReader keys, MethodSettings.Incoming incoming) implements CallReader {
+record Consumer(CallReader keys, MethodSettings method) implements CallReader {
 
     @Override
     public Object key(Object[] args) {
@@ -30,7 +30,8 @@ record Consumer(CallReader keys, MethodSettings.Incoming incoming) implements Ca
 
     @Override
     public Delivery delivery(Object[] args, Object transactionRegistry) {
-        return incoming.takesMessage() ? new MessageDelivery(args[0], transactionRegistry, incoming)
+        MethodSettings.Incoming incoming = method.incoming();
+        return incoming.takesMessage() ? new MessageDelivery(args[0], transactionRegistry, method)
                 : new PayloadDelivery(incoming);
     }
 }

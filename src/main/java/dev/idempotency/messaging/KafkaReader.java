@@ -1,13 +1,11 @@
 package dev.idempotency.messaging;
 
-import dev.idempotency.IdempotencyException;
 import dev.idempotency.config.MethodSettings;
 import dev.idempotency.runtime.CallReader;
 import dev.idempotency.runtime.JsonCodec;
 
 import org.eclipse.microprofile.reactive.messaging.Message;
 
-import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 
 import static dev.idempotency.messaging.Reflection.call;
@@ -61,6 +59,11 @@ record KafkaReader(MethodSettings method) implements CallReader {
         return Payloads.fingerprint(method.namespace(), isConsumerRecord(argument) ? call(argument, "value") : argument, codec);
     }
 
+    /** Whether the argument is, or carries, a Kafka record. */
+    static boolean reads(Object argument) {
+        return record(argument) != null;
+    }
+
     /** The Kafka record (a {@code ConsumerRecord}, or SmallRye's metadata of one) behind the argument, or {@code null}. */
     private static Object record(Object argument) {
         if (isConsumerRecord(argument)) {
@@ -97,11 +100,6 @@ record KafkaReader(MethodSettings method) implements CallReader {
 
     /** Kafka's {@code Headers.lastHeader(name)}. */
     private static Object lastHeader(Object headers, String name) {
-        try {
-            Method m = publicMethod(headers.getClass(), "lastHeader", String.class);
-            return m == null ? null : m.invoke(headers, name);
-        } catch (ReflectiveOperationException e) {
-            throw new IdempotencyException("Could not read the record's header " + name, e);
-        }
+        return Reflection.callWith(headers, "lastHeader", name);
     }
 }

@@ -26,13 +26,15 @@ final class MessageDelivery implements Delivery {
     private final Message<?> message;
     /** The JTA {@code TransactionSynchronizationRegistry}, or {@code null} where there is none. */
     private final Object registry;
+    private final MethodSettings method;
     private final MethodSettings.Incoming incoming;
     private final Settlement settlement = new Settlement();
 
-    MessageDelivery(Object message, Object registry, MethodSettings.Incoming incoming) {
+    MessageDelivery(Object message, Object registry, MethodSettings method) {
         this.message = (Message<?>) message;
         this.registry = registry;
-        this.incoming = incoming;
+        this.method = method;
+        this.incoming = method.incoming();
     }
 
     @Override
@@ -58,6 +60,11 @@ final class MessageDelivery implements Delivery {
     public Object ran(Object result) throws Exception {
         if (settlement.nacked() != null) {
             throw Stages.<Exception>sneaky(settlement.nacked()); // the method refused its record: a failure, as if it had thrown
+        }
+        if (settlement.rolledBack()) {
+            // The method acknowledged its record in a transaction that rolled back (a bean's REQUIRES_NEW, say): its work
+            // did not all happen. A failure, so that the claim is not stored done and the record comes again.
+            throw Settlement.rolledBackFailure();
         }
         Throwable failed = Stages.failure(result);
         if (failed != null) {
@@ -101,7 +108,10 @@ final class MessageDelivery implements Delivery {
      */
     @Override
     public Object refused(Exception failure) {
-        LOG.log(Level.FINE, "A consumer refused a record", failure);
+        // A message without a key is the sender's mistake, never run: said where an operator looks (a reused key or a
+        // failure of the method's own is the application's business, as without the library)
+        LOG.log(failure instanceof dev.idempotency.IdempotencyKeyMissingException ? Level.WARNING : Level.FINE,
+                "{0} refused a record: {1}", new Object[] {method.describe(), failure});
         if (registry != null) {
             AfterCommit.markRollbackOnly(registry);
         }

@@ -91,14 +91,17 @@ final class Settlement {
     }
 
     /**
-     * An acknowledgement (or, with {@code failure}, a refusal) asked for by the method, on whichever thread. Asked
-     * for inside another transaction than the call's (a nested one), it waits for that transaction instead.
+     * An acknowledgement (or, with {@code failure}, a refusal) asked for by the method, on whichever thread. An
+     * acknowledgement asked for inside another transaction than the call's (a bean's {@code REQUIRES_NEW}, or a bean's
+     * own where the call has none) counts once that transaction commits, and then waits for the call's as any other:
+     * should that transaction roll back, the call's work did not all happen, and the call fails ({@link #nestedRolledBack}).
+     * A refusal, in whichever transaction, is the call's failure while the call runs.
      */
     CompletionStage<Void> asked(Message<?> message, Object registry, Throwable failure) {
         Object current = registry == null ? null : AfterCommit.transactionKey(registry);
         Runnable answer;
         synchronized (this) {
-            if (current != null && !current.equals(transaction)) {
+            if (failure == null && current != null && !current.equals(transaction)) {
                 answer = null;
             } else if (failure != null && !returned) {
                 if (nacked == null) {
@@ -115,10 +118,29 @@ final class Settlement {
             }
         }
         if (answer == null) {
-            return AfterCommit.settle(message, registry, failure, this);
+            AfterCommit.whenNestedEnds(registry, this, message);
+            return CompletableFuture.completedFuture(null);
         }
         answer.run();
         return CompletableFuture.completedFuture(null);
+    }
+
+    /**
+     * The transaction in which the method acknowledged its record, another than the call's, rolled back: part of the
+     * call's work did not happen. While the call runs, the call fails with it (its work and its claim roll back, and the
+     * record is refused, so that it comes again); once it returned, the record is refused.
+     */
+    void nestedRolledBack(Message<?> message) {
+        boolean late;
+        synchronized (this) {
+            late = returned;
+            if (!late) {
+                rolledBack = true;
+            }
+        }
+        if (late) {
+            once(message, rolledBackFailure());
+        }
     }
 
     /** What to do now, if anything; the request it answers is consumed. */

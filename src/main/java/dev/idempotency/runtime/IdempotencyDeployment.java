@@ -37,8 +37,11 @@ public final class IdempotencyDeployment {
     private final Set<Method> httpBound = ConcurrentHashMap.newKeySet();
     /** Chooses a method's reader: the wiring's choice among the kinds of message, else its parameters. */
     private final java.util.function.Function<MethodSettings, CallReader> readers;
-    /** Each method's reader, chosen once. */
-    private final Map<MethodSettings, CallReader> chosenReaders = new ConcurrentHashMap<>();
+    /**
+     * Each method's reader, chosen once: by identity (each method's settings are one object), read without a lock and
+     * copied on the rare write.
+     */
+    private volatile Map<MethodSettings, CallReader> chosenReaders = new java.util.IdentityHashMap<>();
 
     /** A method as a member of one bean class. */
     private record BeanMethod(Class<?> beanClass, Method method) {
@@ -58,10 +61,21 @@ public final class IdempotencyDeployment {
 
     /** What the interceptor reads from this method's arguments: chosen when the method's settings were resolved, then kept. */
     public CallReader readerFor(MethodSettings method) {
-        return chosenReaders.computeIfAbsent(method, m -> {
-            CallReader chosen = readers.apply(m);
-            return chosen != null ? chosen : new ParameterReader(m);
-        });
+        CallReader known = chosenReaders.get(method);
+        return known != null ? known : choose(method);
+    }
+
+    private synchronized CallReader choose(MethodSettings method) {
+        CallReader known = chosenReaders.get(method);
+        if (known != null) {
+            return known;
+        }
+        CallReader chosen = readers.apply(method);
+        CallReader reader = chosen != null ? chosen : new ParameterReader(method);
+        Map<MethodSettings, CallReader> more = new java.util.IdentityHashMap<>(chosenReaders);
+        more.put(method, reader);
+        chosenReaders = more;
+        return reader;
     }
 
     /** Resolves and keeps a method's settings at deployment; a mistake is added to {@code errors}. */

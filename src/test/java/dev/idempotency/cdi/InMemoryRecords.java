@@ -9,24 +9,13 @@ import dev.idempotency.testing.TestDatabase;
 import io.smallrye.config.inject.ConfigExtension;
 import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 import io.smallrye.reactive.messaging.memory.InMemoryConnector;
-import io.smallrye.reactive.messaging.providers.MediatorFactory;
-import io.smallrye.reactive.messaging.providers.connectors.ExecutionHolder;
-import io.smallrye.reactive.messaging.providers.connectors.WorkerPoolRegistry;
-import io.smallrye.reactive.messaging.providers.extension.ChannelProducer;
-import io.smallrye.reactive.messaging.providers.extension.HealthCenter;
-import io.smallrye.reactive.messaging.providers.extension.MediatorManager;
 import io.smallrye.reactive.messaging.providers.extension.ReactiveMessagingExtension;
-import io.smallrye.reactive.messaging.providers.impl.ConfiguredChannelFactory;
-import io.smallrye.reactive.messaging.providers.impl.ConnectorFactories;
-import io.smallrye.reactive.messaging.providers.impl.InternalChannelRegistry;
-import io.smallrye.reactive.messaging.providers.wiring.Wiring;
 
 import jakarta.enterprise.inject.Any;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
-import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
 import org.jboss.weld.environment.se.WeldContainer;
@@ -98,9 +87,8 @@ final class InMemoryRecords implements AutoCloseable {
         JtaEnvironment.HIBERNATE_JTA.forEach((k, v) -> config.put("idempotency.jpa." + k, v));
         container = IdempotencyWeld.weld(config, JtaInterceptorContract.Resources.class, consumers)
                 .addBeanClasses(beans)
-                .addBeanClasses(MediatorFactory.class, MediatorManager.class, InternalChannelRegistry.class, ConnectorFactories.class,
-                        ConfiguredChannelFactory.class, ChannelProducer.class, ExecutionHolder.class, WorkerPoolRegistry.class,
-                        HealthCenter.class, Wiring.class, InMemoryConnector.class)
+                .addBeanClasses(BrokerConsumers.REACTIVE_MESSAGING)
+                .addBeanClasses(InMemoryConnector.class)
                 .addExtension(new TransactionExtension())
                 .addExtension(new ReactiveMessagingExtension())
                 .addExtension(new ConfigExtension())
@@ -171,9 +159,6 @@ final class InMemoryRecords implements AutoCloseable {
             container.close();
         }
         InMemoryConnector.clear();
-        // SmallRye Reactive Messaging reads the global configuration (the in-memory channels' system properties), which
-        // registers it for this class loader: released, so that the next test may register its own.
-        ConfigProviderResolver resolver = ConfigProviderResolver.instance();
-        resolver.releaseConfig(resolver.getConfig(Thread.currentThread().getContextClassLoader()));
+        BrokerConsumers.releaseGlobalConfig(); // the in-memory channels' system properties, read as the global configuration
     }
 }

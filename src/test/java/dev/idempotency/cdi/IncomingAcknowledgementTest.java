@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class IncomingAcknowledgementTest {
 
-    static final String[] CHANNELS = {"optional-key", "leased-no-tx", "later", "later-fail", "nested"};
+    static final String[] CHANNELS = {"optional-key", "leased-no-tx", "later", "later-fail", "nested", "nested-apart"};
 
     @ApplicationScoped
     public static class Consumers {
@@ -83,6 +83,24 @@ class IncomingAcknowledgementTest {
             return ledger.book(message);
         }
 
+        /**
+         * Atomic or optimistic, in its own transaction: writes, then has a bean book the record and acknowledge it in a
+         * transaction of its own (REQUIRES_NEW); "outer-fails-" records fail after that, on their first delivery.
+         */
+        @Incoming("nested-apart")
+        @Idempotent(messageProperty = "Idempotency-Key")
+        @Transactional
+        public CompletionStage<Void> nestedApart(Message<String> message) throws SQLException {
+            write("nested-apart-outer", message.getPayload());
+            CompletionStage<Void> acked = ledger.bookApart(message);
+            if (message.getPayload().startsWith("outer-fails") && outerFailures.add(message.getPayload())) {
+                throw new IllegalStateException("the consumer failed after its bean acknowledged the record");
+            }
+            return acked;
+        }
+
+        final java.util.Set<String> outerFailures = ConcurrentHashMap.newKeySet();
+
         /** Writes in its transaction, and acks from a stage that completes later (Narayana ends the transaction with it). */
         @Incoming("later")
         @Idempotent(messageProperty = "Idempotency-Key")
@@ -119,7 +137,10 @@ class IncomingAcknowledgementTest {
         }
     }
 
-    /** A bean the consumer calls: writes and acknowledges in its own transaction, which "rollback-" records roll back. */
+    /**
+     * A bean the consumer calls: writes and acknowledges in its own transaction, which a "rollback-" record rolls back on
+     * its first delivery.
+     */
     @ApplicationScoped
     public static class Ledger {
         @Inject
@@ -133,11 +154,24 @@ class IncomingAcknowledgementTest {
         public CompletionStage<Void> book(Message<String> message) throws SQLException {
             InMemoryRecords.write(dataSource, "nested", message.getPayload());
             CompletionStage<Void> acked = message.ack();
-            if (message.getPayload().startsWith("rollback")) {
+            if (message.getPayload().startsWith("rollback") && rolledBack.add("nested " + message.getPayload())) {
                 tsr.setRollbackOnly();
             }
             return acked;
         }
+
+        /** The same in a new transaction of its own, whatever the caller's. */
+        @Transactional(Transactional.TxType.REQUIRES_NEW)
+        public CompletionStage<Void> bookApart(Message<String> message) throws SQLException {
+            InMemoryRecords.write(dataSource, "nested-apart", message.getPayload());
+            CompletionStage<Void> acked = message.ack();
+            if (message.getPayload().startsWith("rollback") && rolledBack.add("apart " + message.getPayload())) {
+                tsr.setRollbackOnly();
+            }
+            return acked;
+        }
+
+        final java.util.Set<String> rolledBack = ConcurrentHashMap.newKeySet();
     }
 
     /** Committed rows seen at the moment each record was acknowledged (by the connector's ack). */
@@ -221,6 +255,50 @@ class IncomingAcknowledgementTest {
         assertThat(deliveries).extracting(d -> d.acks + "/" + d.nacks)
                 .as("the rolled back one refused, the committed one acknowledged: " + states()).containsExactly("0/1", "1/0");
         assertThat(rowsAtAck.get("orders/0/2")).as("acknowledged once its work committed").isEqualTo(1L);
+    }
+
+    /**
+     * The record whose bean rolled back its acknowledgement's transaction is refused, and its key not kept as done: its
+     * redelivery runs (once the bean's transaction commits, it is acknowledged). It failed before: the key was stored
+     * done with the call, and the redelivery was acknowledged without running, its work lost.
+     */
+    @org.junit.jupiter.api.Test
+    void aRecordWhoseBeanRolledBackIsRunAgainOnItsRedelivery() throws Exception {
+        boot("leased");
+        connector().source("nested").send(record("orders", 0, 1, "n-1", "rollback-1", "rollback-1"));
+        awaitSettled(10);
+        connector().source("nested").send(record("orders", 0, 1, "n-1", "rollback-1", "rollback-1")); // its redelivery
+        awaitSettled(10);
+        assertThat(deliveries).extracting(d -> d.acks + "/" + d.nacks)
+                .as("refused, then run and acknowledged: " + states()).containsExactly("0/1", "1/0");
+        assertThat(rows("nested", "rollback-1")).as("the redelivery's work committed").isEqualTo(1);
+    }
+
+    /**
+     * In a consumer's own transaction (atomic, optimistic), a bean that acknowledges in a transaction of its own
+     * (REQUIRES_NEW): a rollback there fails the call (its work and its claim roll back, the record is refused and runs
+     * again); a commit there acknowledges nothing until the consumer's own transaction commits, so a consumer that fails
+     * afterwards has its record refused, not acknowledged (before, the acknowledgement went out with the bean's commit and
+     * the consumer's rolled back work was lost).
+     */
+    @ParameterizedTest(name = "claim {0}")
+    @ValueSource(strings = {"atomic", "optimistic"})
+    void anAcknowledgementInABeansOwnTransactionWaitsForTheConsumersToo(String claim) throws Exception {
+        boot(claim);
+        connector().source("nested-apart").send(record("orders", 0, 1, "a-1", "rollback-1", "rollback-1"));
+        awaitSettled(10);
+        connector().source("nested-apart").send(record("orders", 0, 1, "a-1", "rollback-1", "rollback-1"));
+        awaitSettled(10);
+        connector().source("nested-apart").send(record("orders", 0, 2, "a-2", "outer-fails-2", "outer-fails-2"));
+        awaitSettled(10);
+        connector().source("nested-apart").send(record("orders", 0, 2, "a-2", "outer-fails-2", "outer-fails-2"));
+        awaitSettled(10);
+        assertThat(deliveries).extracting(d -> d.acks + "/" + d.nacks)
+                .as("each refused once, then run and acknowledged: " + states()).containsExactly("0/1", "1/0", "0/1", "1/0");
+        assertThat(rows("nested-apart-outer", "rollback-1")).as("the consumer's work, once").isEqualTo(1);
+        assertThat(rows("nested-apart", "rollback-1")).as("the bean's work, once (its first transaction rolled back)").isEqualTo(1);
+        assertThat(rows("nested-apart-outer", "outer-fails-2")).as("the consumer's work, once (its first rolled back)").isEqualTo(1);
+        assertThat(rowsAtAck.get("orders/0/2")).as("acknowledged once the consumer's transaction committed too").isNotNull();
     }
 
     @org.junit.jupiter.api.Test

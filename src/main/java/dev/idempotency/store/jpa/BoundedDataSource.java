@@ -101,6 +101,43 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
         watchdog.start();
     }
 
+    /**
+     * The lock wait of the claim statement this thread is about to send (see {@link #waitingOnLocks}), which the
+     * statement's bound must outlast; {@code null} for every other statement.
+     */
+    private static final ThreadLocal<Duration> LOCK_WAIT = new ThreadLocal<>();
+
+    /**
+     * Runs {@code work}, whose statements may wait up to {@code lockWait} on another transaction's lock (a claim that
+     * waits inside its caller's transaction for another's uncommitted claim of the key, as long as the duplicate's
+     * {@code waitTimeout}): the connections it takes are bounded by that wait and a second more (in whole seconds, as
+     * the databases count lock waits), where that is longer than the statement bound, so that the driver does not drop
+     * the connection of a duplicate that is only waiting as it was asked to.
+     */
+    public static <T> T waitingOnLocks(Duration lockWait, java.util.function.Supplier<T> work) {
+        Duration before = LOCK_WAIT.get();
+        LOCK_WAIT.set(lockWait);
+        try {
+            return work.get();
+        } finally {
+            if (before == null) {
+                LOCK_WAIT.remove();
+            } else {
+                LOCK_WAIT.set(before);
+            }
+        }
+    }
+
+    /** The bound of a statement on a connection taken now: the statement bound, or a lock wait's (above) when longer. */
+    private int statementMillisNow() {
+        Duration lockWait = LOCK_WAIT.get();
+        if (lockWait == null) {
+            return statementMillis;
+        }
+        long waitMillis = ((lockWait.toMillis() + 999) / 1000 + 1) * 1000;
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(statementMillis, waitMillis));
+    }
+
     /** How often the watchdog looks: a twentieth of the bound, at least 1 ms, at most 100 ms. */
     static long tickOf(Duration bound) {
         return Math.max(TimeUnit.MILLISECONDS.toNanos(1), Math.min(TimeUnit.MILLISECONDS.toNanos(100), bound.toNanos() / 20));
@@ -168,12 +205,13 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
      */
     private Connection withStatementBound(Connection connection) throws SQLException {
         int own;
+        int millis = statementMillisNow();
         try {
             own = connection.getNetworkTimeout();
-            if (own == statementMillis) {
+            if (own == millis) {
                 return connection;
             }
-            connection.setNetworkTimeout(DIRECT, statementMillis);
+            connection.setNetworkTimeout(DIRECT, millis);
         } catch (java.sql.SQLFeatureNotSupportedException | UnsupportedOperationException | AbstractMethodError e) {
             if (!networkTimeoutRefused) {
                 networkTimeoutRefused = true;

@@ -184,6 +184,11 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
      */
     @Override
     public Claim claimInTransaction(ClaimRequest request, Duration lockWait) {
+        // its statements may wait that long on another transaction's claim: their connections' bound outlasts the wait
+        return BoundedDataSource.waitingOnLocks(lockWait, () -> claimInTransactionWaiting(request, lockWait));
+    }
+
+    private Claim claimInTransactionWaiting(ClaimRequest request, Duration lockWait) {
         if (!transactions.canJoin()) {
             throw new IllegalStateException("An atomic claim needs an active transaction the store can join");
         }
@@ -217,6 +222,10 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
      */
     @Override
     public Claim claimFinishedInTransaction(ClaimRequest request, Completion completion, Duration lockWait) {
+        return BoundedDataSource.waitingOnLocks(lockWait, () -> claimFinishedInTransactionWaiting(request, completion, lockWait));
+    }
+
+    private Claim claimFinishedInTransactionWaiting(ClaimRequest request, Completion completion, Duration lockWait) {
         if (!transactions.canJoin()) {
             throw new IllegalStateException("An optimistic claim needs an active transaction the store can join");
         }
