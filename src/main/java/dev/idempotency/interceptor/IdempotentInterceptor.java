@@ -129,7 +129,7 @@ public class IdempotentInterceptor {
 
             @Override
             public boolean keeps(Throwable failure) {
-                return m.keeps(failure);
+                return (delivery == null || !delivery.releases(failure)) && m.keeps(failure);
             }
 
             @Override

@@ -55,18 +55,18 @@ final class AfterCommit {
      * acknowledgement is the call's (it waits for the call's own transaction); should it roll back, the call's work did
      * not all happen ({@link Settlement#nestedRolledBack}).
      */
-    static void whenNestedEnds(Object registryObject, Settlement call, Message<?> message) {
+    static void whenNestedEnds(Object registryObject, Settlement call, Message<?> message, int ofAttempt) {
         TransactionSynchronizationRegistry registry = (TransactionSynchronizationRegistry) registryObject;
         if (registry.getTransactionStatus() != Status.STATUS_ACTIVE) {
-            call.nestedRolledBack(message); // marked for rollback already: it cannot commit
+            call.nestedRolledBack(message, ofAttempt); // marked for rollback already: it cannot commit
             return;
         }
         AfterCompletion.register(registry, status -> {
             try {
                 if (status == Status.STATUS_COMMITTED) {
-                    call.asked(message, null, null);
+                    call.nestedCommitted(message, ofAttempt);
                 } else {
-                    call.nestedRolledBack(message);
+                    call.nestedRolledBack(message, ofAttempt);
                 }
             } catch (RuntimeException e) {
                 LOG.log(java.util.logging.Level.WARNING, "The connector failed to settle a record after its transaction ended", e);

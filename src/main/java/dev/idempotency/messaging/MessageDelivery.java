@@ -61,7 +61,7 @@ final class MessageDelivery implements Delivery {
         if (settlement.nacked() != null) {
             throw Stages.<Exception>sneaky(settlement.nacked()); // the method refused its record: a failure, as if it had thrown
         }
-        if (settlement.rolledBack()) {
+        if (settlement.nestedRollback()) {
             // The method acknowledged its record in a transaction that rolled back (a bean's REQUIRES_NEW, say): its work
             // did not all happen. A failure, so that the claim is not stored done and the record comes again.
             throw Settlement.rolledBackFailure();
@@ -71,6 +71,12 @@ final class MessageDelivery implements Delivery {
             throw Stages.<Exception>sneaky(failed);
         }
         return result;
+    }
+
+    /** The library's own "not done" is never the call's outcome to keep. */
+    @Override
+    public boolean releases(Throwable failure) {
+        return failure instanceof Settlement.NotDone;
     }
 
     @Override

@@ -86,7 +86,12 @@ final class Reflection {
         if (value instanceof byte[] bytes) {
             return new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
         }
-        return value.toString(); // RabbitMQ's LongString is its UTF-8 text
+        if (value instanceof CharSequence || value instanceof Number || value instanceof java.util.UUID
+                || value.getClass().getName().equals("com.rabbitmq.client.LongString")
+                || value.getClass().getName().startsWith("com.rabbitmq.client.impl.LongStringHelper")) {
+            return value.toString(); // RabbitMQ's LongString is its UTF-8 text
+        }
+        return null; // a date, a map, a list: no text that is the same on every node
     }
 
     /** An {@code Optional}'s value, or {@code null}; anything else as it is. */

@@ -24,6 +24,8 @@ final class Settlement {
     private int attempt;
     private boolean returned;
     private boolean rolledBack;
+    /** A transaction of the call's other than its own, in which the method acknowledged its record, rolled back. */
+    private boolean nestedRollback;
     private Throwable nacked;
     private Message<?> nackedMessage;
     private Object transaction;
@@ -49,6 +51,7 @@ final class Settlement {
     synchronized void attempt() {
         attempt++;
         rolledBack = false;
+        nestedRollback = false;
         nacked = null;
         nackedMessage = null;
         transaction = null;
@@ -100,7 +103,9 @@ final class Settlement {
     CompletionStage<Void> asked(Message<?> message, Object registry, Throwable failure) {
         Object current = registry == null ? null : AfterCommit.transactionKey(registry);
         Runnable answer;
+        int ofAttempt;
         synchronized (this) {
+            ofAttempt = attempt;
             if (failure == null && current != null && !current.equals(transaction)) {
                 answer = null;
             } else if (failure != null && !returned) {
@@ -110,6 +115,9 @@ final class Settlement {
                 }
                 answer = decide();
             } else {
+                if (failure == null) {
+                    nestedRollback = false; // the method's own acknowledgement, after a bean's rolled back: the method decided
+                }
                 if (requested == null) {
                     requested = message; // the first one counts
                     requestedFailure = failure;
@@ -118,7 +126,7 @@ final class Settlement {
             }
         }
         if (answer == null) {
-            AfterCommit.whenNestedEnds(registry, this, message);
+            AfterCommit.whenNestedEnds(registry, this, message, ofAttempt);
             return CompletableFuture.completedFuture(null);
         }
         answer.run();
@@ -130,17 +138,47 @@ final class Settlement {
      * call's work did not happen. While the call runs, the call fails with it (its work and its claim roll back, and the
      * record is refused, so that it comes again); once it returned, the record is refused.
      */
-    void nestedRolledBack(Message<?> message) {
+    void nestedRolledBack(Message<?> message, int ofAttempt) {
         boolean late;
         synchronized (this) {
+            if (ofAttempt != attempt) {
+                return; // an earlier attempt's, whose work is gone with its own transaction
+            }
             late = returned;
             if (!late) {
-                rolledBack = true;
+                nestedRollback = true;
             }
         }
         if (late) {
             once(message, rolledBackFailure());
         }
+    }
+
+    /**
+     * The transaction in which the method acknowledged its record, another than the call's, committed: the
+     * acknowledgement is the call's now, and waits for the call's own transaction (or its return, outside one).
+     */
+    void nestedCommitted(Message<?> message, int ofAttempt) {
+        Runnable answer;
+        synchronized (this) {
+            if (ofAttempt != attempt) {
+                return;
+            }
+            if (requested == null) {
+                requested = message;
+                requestedFailure = null;
+            }
+            answer = decide();
+        }
+        answer.run();
+    }
+
+    /**
+     * Whether a transaction of the call other than its own, in which the method acknowledged its record, rolled back
+     * while the call ran, and the method did not acknowledge the record again in its own since.
+     */
+    synchronized boolean nestedRollback() {
+        return nestedRollback;
     }
 
     /** What to do now, if anything; the request it answers is consumed. */
@@ -194,7 +232,19 @@ final class Settlement {
 
     /** Why a record acknowledged in a transaction that rolled back is refused. */
     static IdempotencyException rolledBackFailure() {
-        return new IdempotencyException("The transaction that handled the record rolled back after the record was"
-                + " acknowledged in it; it is refused instead, so that it comes again");
+        return new NotDone();
+    }
+
+    /**
+     * The call's work did not all happen (a transaction in which the record was acknowledged rolled back): never kept as
+     * the call's outcome, whatever {@code keepOn} says, so that the record's redelivery runs.
+     */
+    static final class NotDone extends IdempotencyException {
+        private static final long serialVersionUID = 1L;
+
+        NotDone() {
+            super("The transaction that handled the record rolled back after the record was acknowledged in it; it is"
+                    + " refused instead, so that it comes again");
+        }
     }
 }

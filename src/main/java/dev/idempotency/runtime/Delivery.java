@@ -25,6 +25,14 @@ public interface Delivery {
      */
     Object ran(Object result) throws Exception;
 
+    /**
+     * Whether this failure of the call is released whatever {@code keepOn} says (a failure of the library's own, such
+     * as work that did not all happen): the message's redelivery then runs.
+     */
+    default boolean releases(Throwable failure) {
+        return false;
+    }
+
     /** The call returned normally: the library's part is done. */
     void returned();
 

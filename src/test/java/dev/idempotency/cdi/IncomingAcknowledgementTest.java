@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class IncomingAcknowledgementTest {
 
-    static final String[] CHANNELS = {"optional-key", "leased-no-tx", "later", "later-fail", "nested", "nested-apart"};
+    static final String[] CHANNELS = {"optional-key", "leased-no-tx", "later", "later-fail", "nested", "nested-apart", "nested-kept", "nested-recovers"};
 
     @ApplicationScoped
     public static class Consumers {
@@ -100,6 +100,25 @@ class IncomingAcknowledgementTest {
         }
 
         final java.util.Set<String> outerFailures = ConcurrentHashMap.newKeySet();
+
+        /** As {@link #nestedApart}, keeping every runtime failure as its outcome ({@code keepOn}). */
+        @Incoming("nested-kept")
+        @Idempotent(messageProperty = "Idempotency-Key", keepOn = RuntimeException.class)
+        @Transactional
+        public CompletionStage<Void> nestedKept(Message<String> message) throws SQLException {
+            write("nested-kept-outer", message.getPayload());
+            return ledger.bookApart(message);
+        }
+
+        /** Its bean's transaction may roll back; it acknowledges the record again in its own, having decided to go on. */
+        @Incoming("nested-recovers")
+        @Idempotent(messageProperty = "Idempotency-Key")
+        @Transactional
+        public CompletionStage<Void> nestedRecovers(Message<String> message) throws SQLException {
+            write("nested-recovers-outer", message.getPayload());
+            ledger.bookApart(message);
+            return message.ack();
+        }
 
         /** Writes in its transaction, and acks from a stage that completes later (Narayana ends the transaction with it). */
         @Incoming("later")
@@ -299,6 +318,35 @@ class IncomingAcknowledgementTest {
         assertThat(rows("nested-apart", "rollback-1")).as("the bean's work, once (its first transaction rolled back)").isEqualTo(1);
         assertThat(rows("nested-apart-outer", "outer-fails-2")).as("the consumer's work, once (its first rolled back)").isEqualTo(1);
         assertThat(rowsAtAck.get("orders/0/2")).as("acknowledged once the consumer's transaction committed too").isNotNull();
+    }
+
+    /**
+     * Work that did not all happen is the library's failure, never the call's outcome to keep: with {@code keepOn}
+     * matching every runtime failure, the record whose bean rolled back is still refused and its redelivery runs.
+     */
+    @org.junit.jupiter.api.Test
+    void aBeansRollbackIsNeverKeptAsTheOutcome() throws Exception {
+        boot("atomic");
+        connector().source("nested-kept").send(record("orders", 0, 1, "k-1", "rollback-1", "rollback-1"));
+        awaitSettled(10);
+        connector().source("nested-kept").send(record("orders", 0, 1, "k-1", "rollback-1", "rollback-1"));
+        awaitSettled(10);
+        assertThat(deliveries).extracting(d -> d.acks + "/" + d.nacks).as("refused, then run: " + states()).containsExactly("0/1", "1/0");
+        assertThat(rows("nested-apart", "rollback-1")).as("the bean's work, on the redelivery").isEqualTo(1);
+    }
+
+    /**
+     * A method that acknowledges its record again in its own transaction, after a bean's acknowledgement rolled back,
+     * has decided to go on: its record is acknowledged once its transaction commits, and runs once.
+     */
+    @org.junit.jupiter.api.Test
+    void theMethodsOwnLaterAcknowledgementWins() throws Exception {
+        boot("atomic");
+        connector().source("nested-recovers").send(record("orders", 0, 1, "r-1", "rollback-1", "rollback-1"));
+        awaitSettled(10);
+        assertThat(deliveries).extracting(d -> d.acks + "/" + d.nacks).as("acknowledged: " + states()).containsExactly("1/0");
+        assertThat(rows("nested-recovers-outer", "rollback-1")).as("the method's own work committed").isEqualTo(1);
+        assertThat(rows("nested-apart", "rollback-1")).as("the bean's rolled back").isZero();
     }
 
     @org.junit.jupiter.api.Test

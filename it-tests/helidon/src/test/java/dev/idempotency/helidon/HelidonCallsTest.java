@@ -1,4 +1,4 @@
-package dev.idempotency.adapter.helidon;
+package dev.idempotency.helidon;
 
 import dev.idempotency.IdempotencyInProgressException;
 

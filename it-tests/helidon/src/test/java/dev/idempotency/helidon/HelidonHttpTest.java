@@ -1,4 +1,4 @@
-package dev.idempotency.adapter.helidon;
+package dev.idempotency.helidon;
 
 import io.helidon.microprofile.testing.junit5.HelidonTest;
 

@@ -1,4 +1,4 @@
-package dev.idempotency.adapter.helidon;
+package dev.idempotency.helidon;
 
 import jakarta.enterprise.inject.se.SeContainer;
 import jakarta.enterprise.inject.se.SeContainerInitializer;
