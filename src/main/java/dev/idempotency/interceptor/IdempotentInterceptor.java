@@ -75,7 +75,7 @@ public class IdempotentInterceptor {
         }
         // What the method's arguments carry (a key, a message to answer) was chosen when the application started.
         CallReader reader = runtime.deployment().readerFor(m);
-        Delivery delivery = reader.delivery(ctx.getParameters(), runtime.transactionRegistry());
+        Delivery delivery = reader.delivery(ctx.getParameters(), runtime::transactionRegistry);
         if (delivery == null) {
             return intercept(ctx, m, reader, null);
         }

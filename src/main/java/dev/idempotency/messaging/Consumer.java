@@ -29,9 +29,9 @@ record Consumer(CallReader keys, MethodSettings method) implements CallReader {
     }
 
     @Override
-    public Delivery delivery(Object[] args, Object transactionRegistry) {
+    public Delivery delivery(Object[] args, java.util.function.Supplier<Object> transactionRegistry) {
         MethodSettings.Incoming incoming = method.incoming();
-        return incoming.takesMessage() ? new MessageDelivery(args[0], transactionRegistry, method)
+        return incoming.takesMessage() ? new MessageDelivery(args[0], transactionRegistry.get(), method)
                 : new PayloadDelivery(incoming);
     }
 }

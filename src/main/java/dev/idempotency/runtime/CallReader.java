@@ -21,9 +21,10 @@ public interface CallReader {
      * How this call's message is answered, or {@code null} for a method whose return value is stored and replayed (every
      * method but a message consumer's).
      *
-     * @param transactionRegistry the JTA {@code TransactionSynchronizationRegistry}, or {@code null} where there is none
+     * @param transactionRegistry the JTA {@code TransactionSynchronizationRegistry}, or {@code null} where there is none;
+     *                            asked for only by a consumer's delivery, so that a plain call pays nothing for it
      */
-    default Delivery delivery(Object[] args, Object transactionRegistry) {
+    default Delivery delivery(Object[] args, java.util.function.Supplier<Object> transactionRegistry) {
         return null;
     }
 }
