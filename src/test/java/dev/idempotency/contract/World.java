@@ -679,8 +679,10 @@ final class World implements AutoCloseable {
                     + nacks + ")");
             if (!nacks.isEmpty()) {
                 Throwable reason = nacks.get(0);
-                if (reason.getClass() == dev.idempotency.IdempotencyException.class) {
-                    // The work's transaction rolled back (marked for rollback): the record is refused, to come again.
+                if (reason instanceof dev.idempotency.IdempotencyException
+                        && !reason.getClass().getPackageName().equals("dev.idempotency")) {
+                    // The work's transaction rolled back (marked for rollback): the record is refused, to come again,
+                    // with the library's own reason (no public exception: a key in progress or reused is one).
                     require(ranHere.get(), "a record refused without running: " + reason);
                     return new Answer(false, true, false, null, false, false, null);
                 }
