@@ -97,7 +97,7 @@ final class FunctionalIdempotency implements Idempotency {
         AtomicOutcome<R> outcome = flow.run(scopedKey, fingerprint, null, policy(global), new AtomicCall<>() {
             @Override
             public R run() throws Exception {
-                return work.call();
+                return dev.idempotency.runtime.CallKey.during(scopedKey, work);
             }
 
             @Override

@@ -33,6 +33,8 @@ import dev.idempotency.runtime.IdempotencyRuntime;
 import dev.idempotency.runtime.Callers;
 import dev.idempotency.runtime.CallReader;
 import dev.idempotency.runtime.Delivery;
+import dev.idempotency.runtime.CallKey;
+import dev.idempotency.runtime.RequestEnd;
 
 /**
  * The {@code @Idempotent} interceptor: check, proceed, store. Its priority (default 1100,
@@ -71,7 +73,10 @@ public class IdempotentInterceptor {
                         + "dev.idempotency.jaxrs.IdempotencyFeature, which the JAX-RS runtime did not pick up; "
                         + "register it in your Application, or call the method over HTTP");
             }
-            return ctx.proceed();
+            // the key the filter claimed, for the keys of the messages the method sends
+            RequestEnd request = runtime.requestEnd();
+            ScopedKey key = request == null ? null : request.callKey();
+            return key == null ? ctx.proceed() : CallKey.during(key, ctx::proceed);
         }
         // What the method's arguments carry (a key, a message to answer) was chosen when the application started.
         CallReader reader = runtime.deployment().readerFor(m);
@@ -110,11 +115,11 @@ public class IdempotentInterceptor {
             @Override
             public Object run() throws Exception {
                 if (delivery == null) {
-                    return ctx.proceed();
+                    return CallKey.during(scopedKey, ctx::proceed);
                 }
                 delivery.attempt();
                 // A consumer stores no value: that it ran is the answer.
-                handedBack[0] = delivery.ran(ctx.proceed());
+                handedBack[0] = delivery.ran(CallKey.during(scopedKey, ctx::proceed));
                 return null;
             }
 

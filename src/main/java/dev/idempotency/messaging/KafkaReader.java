@@ -1,5 +1,7 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.IdempotencyKeys;
+
 import dev.idempotency.config.MethodSettings;
 import dev.idempotency.runtime.CallReader;
 import dev.idempotency.runtime.JsonCodec;
@@ -24,8 +26,10 @@ record KafkaReader(MethodSettings method) implements CallReader {
     private static final String CONSUMER_RECORD = "org.apache.kafka.clients.consumer.ConsumerRecord";
 
     /**
-     * The key of a record: the value of its header {@code messageProperty} (UTF-8) when one is named, else its
-     * coordinates, {@code topic/partition/offset}; {@code null} when it has no such header, or is no Kafka record.
+     * The key of a record: the value of its header {@code messageProperty} (UTF-8) when one is named ({@code null} when
+     * the record has no such header); else its header {@code Idempotency-Key} where it has one (the key a sender derived,
+     * {@link dev.idempotency.IdempotencyKeys}), else its coordinates, {@code topic/partition/offset}; {@code null} for no
+     * Kafka record.
      */
     @Override
     public Object key(Object[] args) {
@@ -35,13 +39,22 @@ record KafkaReader(MethodSettings method) implements CallReader {
         }
         String header = method.messageProperty();
         if (header != null) {
-            Object headers = call(record, "headers", "getHeaders");
-            Object last = headers == null ? null : lastHeader(headers, header);
-            Object value = last == null ? null : call(last, "value");
-            return value instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : null;
+            return header(record, header);
+        }
+        String sent = header(record, IdempotencyKeys.HEADER);
+        if (sent != null && !sent.isBlank()) {
+            return sent;
         }
         return call(record, "topic", "getTopic") + "/" + call(record, "partition", "getPartition") + "/"
                 + call(record, "offset", "getOffset");
+    }
+
+    /** The record's last header of this name, as UTF-8 text, or {@code null}. */
+    private static String header(Object record, String name) {
+        Object headers = call(record, "headers", "getHeaders");
+        Object last = headers == null ? null : lastHeader(headers, name);
+        Object value = last == null ? null : call(last, "value");
+        return value instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : null;
     }
 
     @Override

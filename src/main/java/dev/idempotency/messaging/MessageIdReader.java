@@ -1,13 +1,16 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.IdempotencyKeys;
+
 import dev.idempotency.config.MethodSettings;
 import dev.idempotency.runtime.CallReader;
 import dev.idempotency.runtime.JsonCodec;
 
 /**
  * The reader of a broker whose messages carry a {@code message-id} and named properties (RabbitMQ's headers, AMQP 1.0's
- * application properties), read from the connector's metadata: the property named by {@code messageProperty} when the
- * message has it, else the message-id; a message with neither has no key. A broker of this kind is one subclass: its
+ * application properties), read from the connector's metadata: the property named by {@code messageProperty} (by
+ * default {@code Idempotency-Key}, where a sender puts a derived key) when the message has it, else the message-id; a
+ * message with neither has no key. A broker of this kind is one subclass: its
  * metadata type, and how a property and the id are read from it.
  */
 abstract class MessageIdReader implements CallReader {
@@ -38,11 +41,9 @@ abstract class MessageIdReader implements CallReader {
             return null;
         }
         String name = method.messageProperty();
-        if (name != null) {
-            String value = Reflection.text(property(metadata, name));
-            if (value != null && !value.isBlank()) {
-                return value;
-            }
+        String value = Reflection.text(property(metadata, name != null ? name : IdempotencyKeys.HEADER));
+        if (value != null && !value.isBlank()) {
+            return value;
         }
         return Reflection.text(Reflection.present(messageId(metadata)));
     }
@@ -52,8 +53,8 @@ abstract class MessageIdReader implements CallReader {
         if (Reflection.metadata(args[0], metadataType) == null) {
             return "the message carries no " + broker + " metadata (its " + property + "s and message-id)";
         }
-        return "the message has " + (method.messageProperty() == null ? "" : "no " + property + " " + method.messageProperty() + " and ")
-                + "no message-id (set one when publishing, or name the " + property + " that holds the key with messageProperty)";
+        return "the message has no " + property + " " + (method.messageProperty() == null ? IdempotencyKeys.HEADER : method.messageProperty())
+                + " and no message-id (set one when publishing, or name the " + property + " that holds the key with messageProperty)";
     }
 
     @Override

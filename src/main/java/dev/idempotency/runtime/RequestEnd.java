@@ -21,8 +21,21 @@ public class RequestEnd {
 
     private static final Logger LOG = Logger.getLogger(RequestEnd.class.getName());
 
+    /** The key of the request's call, once the door read it: what the keys of the messages it sends derive from. */
+    private volatile dev.idempotency.spi.ScopedKey callKey;
+
     /** Claims not settled yet, by identity (a claim does not override equals), and how to settle each. */
     private final Map<Object, Runnable> open = new ConcurrentHashMap<>(2);
+
+    /** The request's call has this key (as the store sees it). */
+    public void callKey(dev.idempotency.spi.ScopedKey key) {
+        callKey = key;
+    }
+
+    /** The request's call's key, or {@code null} where the door has not read one. */
+    public dev.idempotency.spi.ScopedKey callKey() {
+        return callKey;
+    }
 
     /**
      * Settles {@code claim} with {@code settle} when the request ends, unless {@link #take} took it first.

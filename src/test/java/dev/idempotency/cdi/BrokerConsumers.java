@@ -94,9 +94,14 @@ final class BrokerConsumers implements AutoCloseable {
 
     /** Waits, polling, until the condition holds (30 s at most), then asserts it with what was seen. */
     static void await(String what, BooleanSupplier condition, Supplier<String> seen) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        await(what, 30, condition, seen);
+    }
+
+    /** Waits, polling, until the condition holds ({@code seconds} at most), then asserts it with what was seen. */
+    static void await(String what, int seconds, BooleanSupplier condition, Supplier<String> seen) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what + " within 30 s; seen: " + seen.get()).isLessThan(deadline);
+            assertThat(System.nanoTime()).as(what + " within " + seconds + " s; seen: " + seen.get()).isLessThan(deadline);
             Thread.sleep(100); // polling what the consumers and the broker report
         }
     }

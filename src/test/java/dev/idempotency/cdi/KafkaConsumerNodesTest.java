@@ -12,9 +12,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -27,13 +24,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,7 +43,7 @@ class KafkaConsumerNodesTest {
 
     static KafkaBroker broker;
 
-    final List<Node> nodes = new ArrayList<>();
+    final List<ConsumerProcess> nodes = new ArrayList<>();
 
     @BeforeAll
     static void startBroker() {
@@ -89,7 +81,7 @@ class KafkaConsumerNodesTest {
             keys.add(String.format("C-%03d", i));
         }
         // the first consumer never commits an offset before it dies: its successor gets every record again
-        Node first = start("crash", "crash-group", "first", 600_000);
+        ConsumerProcess first = start("crash", "crash-group", "first", 600_000);
         first.send("HOLD C-120");
         Random random = new Random(8);
         List<String> sent = new ArrayList<>(keys);
@@ -103,7 +95,7 @@ class KafkaConsumerNodesTest {
         doneBeforeTheKill.remove("C-120");
         assertThat(doneBeforeTheKill).as("the first consumer ran records before it was killed").isNotEmpty();
 
-        Node second = start("crash", "crash-group", "second", 1_000);
+        ConsumerProcess second = start("crash", "crash-group", "second", 1_000);
         awaitTrue("every record acknowledged", () -> broker.allCommitted("crash-group", "crash"));
         Map<String, Integer> rows = rows();
         assertThat(rows.keySet()).as("every key paid").containsExactlyInAnyOrderElementsOf(keys);
@@ -119,7 +111,7 @@ class KafkaConsumerNodesTest {
     @DisplayName("A second member joins while the first runs a record longer than max.poll.interval.ms: the record's partition moves, the newcomer waits for its outcome, one row per key")
     void rebalanceWhileARecordRuns() throws Exception {
         broker.createTopic("rebalance", 2);
-        Node first = start("rebalance", "rebalance-group", "first", 1_000, MAX_POLL_INTERVAL_MILLIS);
+        ConsumerProcess first = start("rebalance", "rebalance-group", "first", 1_000, MAX_POLL_INTERVAL_MILLIS);
         first.send("HOLD SLOW");
         // the held key heads both partitions, so that whichever partition the newcomer gets, its first record is the
         // one the first member is running, uncommitted
@@ -140,7 +132,7 @@ class KafkaConsumerNodesTest {
         first.await("WROTE SLOW");
         long held = System.nanoTime();
 
-        Node second = start("rebalance", "rebalance-group", "second", 1_000, MAX_POLL_INTERVAL_MILLIS);
+        ConsumerProcess second = start("rebalance", "rebalance-group", "second", 1_000, MAX_POLL_INTERVAL_MILLIS);
         second.await("RECEIVED SLOW");
         assertThat(second.said("WROTE ")).as("the newcomer does not run the record the first member runs").isEmpty();
         // the first member's run lasts longer than max.poll.interval.ms (the scenario's length, not a synchronisation)
@@ -204,11 +196,11 @@ class KafkaConsumerNodesTest {
         }
     }
 
-    Node start(String topic, String group, String name, long commitIntervalMillis) throws Exception {
+    ConsumerProcess start(String topic, String group, String name, long commitIntervalMillis) throws Exception {
         return start(topic, group, name, commitIntervalMillis, 10_000);
     }
 
-    Node start(String topic, String group, String name, long commitIntervalMillis, long maxPollIntervalMillis)
+    ConsumerProcess start(String topic, String group, String name, long commitIntervalMillis, long maxPollIntervalMillis)
             throws Exception {
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m",
                 "-Dcom.arjuna.ats.arjuna.objectstore.objectStoreDir=target/narayana-kafka-" + name,
@@ -218,63 +210,9 @@ class KafkaConsumerNodesTest {
                 broker.bootstrapServers(), topic, group, name, Long.toString(commitIntervalMillis),
                 Long.toString(maxPollIntervalMillis))
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-        Node node = new Node(name, p);
+        ConsumerProcess node = new ConsumerProcess(name, p);
         nodes.add(node);
         node.await(KafkaConsumerNode.READY);
         return node;
-    }
-
-    /** A consumer JVM: what it said, line by line, and commands to it. */
-    static final class Node {
-        final String name;
-        final Process process;
-        final List<String> lines = new CopyOnWriteArrayList<>();
-        final BlockingQueue<String> fresh = new LinkedBlockingQueue<>();
-
-        Node(String name, Process process) {
-            this.name = name;
-            this.process = process;
-            Thread reader = new Thread(() -> {
-                try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line = out.readLine(); line != null; line = out.readLine()) {
-                        lines.add(line);
-                        fresh.add(line);
-                    }
-                } catch (IOException ended) {
-                    // the process is gone
-                }
-            }, "node-" + name);
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        void send(String command) throws IOException {
-            process.getOutputStream().write((command + "\n").getBytes(StandardCharsets.UTF_8));
-            process.getOutputStream().flush();
-        }
-
-        /** Waits, bounded, for a line that starts with the text. */
-        void await(String text) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-            if (lines.stream().anyMatch(l -> l.startsWith(text))) {
-                return;
-            }
-            while (System.nanoTime() < deadline) {
-                String line = fresh.poll(200, TimeUnit.MILLISECONDS);
-                if (line != null && line.startsWith(text)) {
-                    return;
-                }
-                if (line == null && !process.isAlive()) {
-                    throw new AssertionError(name + " exited with " + process.exitValue() + " before saying " + text);
-                }
-            }
-            throw new AssertionError(name + " did not say " + text + " within 90 s; it said " + lines);
-        }
-
-        /** The keys of the lines that start with the prefix ({@code <prefix><key> ...}). */
-        Set<String> said(String prefix) {
-            return lines.stream().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length()).split(" ")[0])
-                    .collect(Collectors.toCollection(TreeSet::new));
-        }
     }
 }

@@ -3,9 +3,14 @@ package dev.idempotency.cdi;
 import dev.idempotency.ForIdempotency;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyKey;
+import dev.idempotency.IdempotencyKeys;
 import dev.idempotency.testing.RabbitMq;
 import dev.idempotency.testing.TestDatabase;
+import io.smallrye.reactive.messaging.providers.extension.EmitterFactoryImpl;
+import io.smallrye.reactive.messaging.providers.extension.LegacyEmitterFactoryImpl;
+import io.smallrye.reactive.messaging.providers.extension.MutinyEmitterFactoryImpl;
 import io.smallrye.reactive.messaging.rabbitmq.IncomingRabbitMQMetadata;
+import io.smallrye.reactive.messaging.rabbitmq.OutgoingRabbitMQMetadata;
 import io.smallrye.reactive.messaging.rabbitmq.RabbitMQConnector;
 import io.smallrye.reactive.messaging.rabbitmq.fault.RabbitMQAccept;
 import io.smallrye.reactive.messaging.rabbitmq.fault.RabbitMQFailStop;
@@ -16,7 +21,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;
 
+import org.eclipse.microprofile.reactive.messaging.Channel;
+import org.eclipse.microprofile.reactive.messaging.Emitter;
 import org.eclipse.microprofile.reactive.messaging.Incoming;
+import org.eclipse.microprofile.reactive.messaging.Metadata;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.jboss.weld.environment.se.WeldContainer;
 import org.junit.jupiter.api.BeforeEach;
@@ -38,6 +46,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@code @Idempotent} consumers of SmallRye's RabbitMQ connector (AMQP 0.9.1) against the machine's RabbitMQ, on H2 with
@@ -50,6 +59,8 @@ class RabbitMqConsumerTest extends BrokerConsumerTest {
     static final String SMS = "rabbit-sms";
     static final String ORDERS = "rabbit-orders";
     static final String NO_KEY = "rabbit-no-key";
+    static final String DERIVED = "rabbit-derived";
+    static final String DERIVED_OUT = "rabbit-derived-out";
 
     WeldContainer container;
 
@@ -98,6 +109,43 @@ class RabbitMqConsumerTest extends BrokerConsumerTest {
                 throw new TimeoutException("the follow-up publish of " + messageId + " timed out");
             }
             published.computeIfAbsent(messageId, k -> new AtomicInteger()).incrementAndGet();
+        }
+    }
+
+    /**
+     * A checkout whose call sends a message (not part of its transaction), then may fail: the message carries a key
+     * derived from the call's, so a retry's second message is a duplicate of the first.
+     */
+    @ApplicationScoped
+    public static class Checkout {
+        @Inject
+        @Channel(DERIVED_OUT)
+        Emitter<String> out;
+
+        final AtomicInteger sent = new AtomicInteger();
+        final java.util.Set<String> failAfterTheSend = ConcurrentHashMap.newKeySet();
+
+        public void failAfterTheSend(String orderId) {
+            failAfterTheSend.add(orderId);
+        }
+
+        /** How many of the messages it sent the connector took. */
+        public int sent() {
+            return sent.get();
+        }
+
+        @Idempotent
+        @Transactional
+        public String place(@IdempotencyKey String orderId, String order) {
+            out.send(Message.of(order, Metadata.of(OutgoingRabbitMQMetadata.builder()
+                    .withHeader(IdempotencyKeys.HEADER, IdempotencyKeys.derive("order-placed")).build()), () -> {
+                        sent.incrementAndGet();
+                        return java.util.concurrent.CompletableFuture.completedFuture(null);
+                    }));
+            if (failAfterTheSend.remove(orderId)) {
+                throw new IllegalStateException("the checkout of " + orderId + " failed after its message was sent");
+            }
+            return "placed " + orderId;
         }
     }
 
@@ -151,6 +199,15 @@ class RabbitMqConsumerTest extends BrokerConsumerTest {
             }
         }
 
+        /** Keyed by default: the Idempotency-Key header that the sender's call derived. */
+        @Incoming(DERIVED)
+        @Idempotent
+        @Transactional
+        public CompletionStage<Void> fulfil(Message<String> message) throws SQLException {
+            write(message.getPayload());
+            return message.ack();
+        }
+
         /** Keyed by the message-id alone. */
         @Incoming(NO_KEY)
         @Idempotent
@@ -174,6 +231,7 @@ class RabbitMqConsumerTest extends BrokerConsumerTest {
         broker.freshQueue(SMS);
         broker.freshQueue(ORDERS);
         broker.freshQueueWithDeadLetters(NO_KEY);
+        broker.freshQueue(DERIVED);
     }
 
 
@@ -184,7 +242,7 @@ class RabbitMqConsumerTest extends BrokerConsumerTest {
      */
     void boot(String claim, Map<String, String> more) {
         Map<String, String> channels = new HashMap<>();
-        for (String channel : List.of(SMS, ORDERS, NO_KEY)) {
+        for (String channel : List.of(SMS, ORDERS, NO_KEY, DERIVED)) {
             String p = "mp.messaging.incoming." + channel + ".";
             channels.put(p + "connector", "smallrye-rabbitmq");
             channels.put(p + "queue.name", channel);
@@ -194,11 +252,17 @@ class RabbitMqConsumerTest extends BrokerConsumerTest {
             channels.put(p + "failure-strategy", channel.equals(NO_KEY) ? "reject" : "requeue");
             channels.put(p + "max-outstanding-messages", "10");
         }
+        String out = "mp.messaging.outgoing." + DERIVED_OUT + ".";
+        channels.put(out + "connector", "smallrye-rabbitmq");
+        channels.put(out + "exchange.name", "");
+        channels.put(out + "exchange.declare", "false");
+        channels.put(out + "default-routing-key", DERIVED);
         channels.put("rabbitmq-host", RabbitMq.HOST);
         channels.put("rabbitmq-port", Integer.toString(RabbitMq.PORT));
         channels.put("rabbitmq-username", "guest");
         channels.put("rabbitmq-password", "guest");
         consumers = new BrokerConsumers(claim, channels, more, Consumers.class, SmsGateway.class, FollowUps.class,
+                Checkout.class, EmitterFactoryImpl.class, MutinyEmitterFactoryImpl.class, LegacyEmitterFactoryImpl.class,
                 RabbitMQConnector.class, RabbitMQRequeue.Factory.class, RabbitMQReject.Factory.class, RabbitMQAccept.Factory.class,
                 RabbitMQFailStop.Factory.class);
         container = consumers.container();
@@ -290,4 +354,27 @@ class RabbitMqConsumerTest extends BrokerConsumerTest {
         assertThat(broker.ready(NO_KEY)).isZero();
     }
 
+    /**
+     * One key end to end: a call sends a message with a key derived from its own, then fails after the send (its
+     * transaction rolls back, the message is out); the retry sends again. The consumer, keyed by default by that
+     * header, runs the order once and acknowledges both messages. Another call's message (another key) runs too.
+     */
+    @ParameterizedTest(name = "the caller's claim {0}")
+    @ValueSource(strings = {"atomic", "optimistic", "leased"})
+    void aRetriedCallSendsAgainAndTheConsumerRunsItsMessageOnce(String claim) throws Exception {
+        boot(claim, Map.of());
+        Checkout checkout = container.select(Checkout.class).get();
+        checkout.failAfterTheSend("o-1");
+        assertThatThrownBy(() -> checkout.place("o-1", "order-1")).isInstanceOf(IllegalStateException.class);
+        assertThat(checkout.place("o-1", "order-1")).as("the retry ran").isEqualTo("placed o-1");
+        assertThat(checkout.place("o-1", "order-1")).as("a third call is a replay: it sends nothing").isEqualTo("placed o-1");
+        assertThat(checkout.place("o-2", "order-2")).isEqualTo("placed o-2");
+        BrokerConsumers.await("three messages sent and every one acknowledged", () -> checkout.sent() == 3
+                        && broker.unsettled(DERIVED) == 0 && rows("select count(*) from order_placed") == 2,
+                () -> "sent " + checkout.sent() + ", unsettled " + broker.unsettled(DERIVED) + ", rows " + rows("select count(*) from order_placed"));
+        stopConsumers();
+        assertThat(broker.ready(DERIVED)).as("every message acknowledged").isZero();
+        assertThat(rows("select count(*) from order_placed where payload = 'order-1'")).as("the retried call's order ran once").isEqualTo(1);
+        assertThat(rows("select count(*) from order_placed where payload = 'order-2'")).isEqualTo(1);
+    }
 }

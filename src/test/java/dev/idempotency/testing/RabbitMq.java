@@ -154,6 +154,17 @@ public final class RabbitMq implements AutoCloseable {
         }
     }
 
+    /** Waits, polling the broker, until every message of the queue is acknowledged ({@code seconds} at most). */
+    public void awaitSettled(String queue, int seconds) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(seconds);
+        for (long left = unsettled(queue); left != 0; left = unsettled(queue)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(left + " messages of " + queue + " not acknowledged within " + seconds + " s");
+            }
+            Thread.sleep(100); // polling the broker's count
+        }
+    }
+
     public void deleteQueue(String queue) {
         try {
             channel.queueDelete(queue);

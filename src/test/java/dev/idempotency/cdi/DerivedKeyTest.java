@@ -1,0 +1,119 @@
+package dev.idempotency.cdi;
+
+import dev.idempotency.Idempotency;
+import dev.idempotency.IdempotencyKey;
+import dev.idempotency.IdempotencyKeyMissingException;
+import dev.idempotency.IdempotencyKeys;
+import dev.idempotency.Idempotent;
+import dev.idempotency.testing.IdempotencyWeld;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.jboss.weld.junit5.EnableWeld;
+import org.jboss.weld.junit5.WeldInitiator;
+import org.jboss.weld.junit5.WeldSetup;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The keys of the messages a call sends: derived from the call's key and the message's name, the same on every run of
+ * the call (a retry after a failure), another for another key, name or namespace; the outer call's again once an inner
+ * call's work ends; none outside a call's work.
+ */
+@EnableWeld
+class DerivedKeyTest {
+
+    @WeldSetup
+    WeldInitiator weld = IdempotencyWeld.memory(Map.of(), Orders.class, Invoices.class);
+
+    @Inject
+    Orders orders;
+    @Inject
+    Idempotency idempotency;
+
+    @ApplicationScoped
+    public static class Invoices {
+        @Idempotent
+        public String issue(@IdempotencyKey String key) {
+            return IdempotencyKeys.derive("invoice-issued");
+        }
+    }
+
+    @ApplicationScoped
+    public static class Orders {
+        /** What each run derived, in order. */
+        final List<String> derived = new ArrayList<>();
+        final Set<String> failOnce = ConcurrentHashMap.newKeySet();
+
+        public void failOnce(String key) {
+            failOnce.add(key);
+        }
+
+        public List<String> derived() {
+            return List.copyOf(derived);
+        }
+
+        @Inject
+        Invoices invoices;
+
+        @Idempotent
+        public String place(@IdempotencyKey String key) {
+            derived.add(IdempotencyKeys.derive("order-placed"));
+            derived.add(IdempotencyKeys.derive("order-audited"));
+            derived.add(invoices.issue("invoice-of-" + key));
+            derived.add(IdempotencyKeys.derive("order-placed")); // the outer call's again after the inner one's ended
+            if (failOnce.remove(key)) {
+                throw new IllegalStateException("failed after its sends");
+            }
+            return "placed";
+        }
+
+        @Idempotent(namespace = "other-orders")
+        public String placeElsewhere(@IdempotencyKey String key) {
+            return IdempotencyKeys.derive("order-placed");
+        }
+    }
+
+    @Test
+    void aRetriedCallDerivesTheSameKeysAndAnotherCallOthers() {
+        orders.failOnce("k-1");
+        assertThatThrownBy(() -> orders.place("k-1")).isInstanceOf(IllegalStateException.class);
+        orders.place("k-1");
+        List<String> first = orders.derived().subList(0, 4);
+        List<String> retry = orders.derived().subList(4, 8);
+        assertThat(retry).as("the retry derives what the failed run derived").isEqualTo(first);
+        assertThat(first.get(0)).as("a UUID's text").matches("[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+        assertThat(first.get(0)).as("another name, another key").isNotEqualTo(first.get(1));
+        assertThat(first.get(2)).as("the inner call's own").isNotIn(first.get(0), first.get(1));
+        assertThat(first.get(3)).as("the outer call's again").isEqualTo(first.get(0));
+
+        orders.place("k-2");
+        assertThat(orders.derived().get(8)).as("another call, another key").isNotEqualTo(first.get(0));
+        assertThat(orders.placeElsewhere("k-1")).as("another namespace, another key").isNotEqualTo(first.get(0));
+    }
+
+    @Test
+    void theFunctionalApisWorkDerivesFromItsKey() throws Exception {
+        String first = idempotency.call("payments", "pay-1", null, String.class, () -> IdempotencyKeys.derive("payment-sent"));
+        String other = idempotency.call("payments", "pay-2", null, String.class, () -> IdempotencyKeys.derive("payment-sent"));
+        assertThat(first).isNotEqualTo(other).matches("[0-9a-f-]{36}");
+    }
+
+    @Test
+    void outsideACallThereIsNoKeyToDeriveFrom() {
+        assertThatThrownBy(() -> IdempotencyKeys.derive("order-placed")).isInstanceOf(IdempotencyKeyMissingException.class)
+                .hasMessageContaining("No idempotent call runs on this thread");
+        orders.place("k-3");
+        assertThatThrownBy(() -> IdempotencyKeys.derive("order-placed")).as("nor after one ended")
+                .isInstanceOf(IdempotencyKeyMissingException.class);
+    }
+}
