@@ -15,7 +15,8 @@ import java.util.UUID;
  * <p>A broker's send is not part of the call's transaction: a call that sent its message and then failed, or whose
  * JVM died before its commit, is retried, and the retry sends again. With the derived key in the message's
  * {@value #HEADER} header, the library's consumer door (which reads that header by default) takes the second message
- * for a duplicate of the first:
+ * for a duplicate of the first (a consumer that names its key's header with {@code messageProperty} reads that one
+ * instead):
  *
  * <pre>{@code
  * @POST @Idempotent
@@ -34,18 +35,27 @@ import java.util.UUID;
  */
 public final class IdempotencyKeys {
 
-    /** The header (a Kafka or RabbitMQ header, an AMQP 1.0 application property) that the consumer door reads by default. */
-    public static final String HEADER = "Idempotency-Key";
+    /**
+     * The header (a Kafka or RabbitMQ header, an AMQP 1.0 application property) that the consumer door reads by default,
+     * before the record's position or the message's id. A name of the library's own, not {@code Idempotency-Key}: a
+     * gateway that copies a client's {@code Idempotency-Key} into every message it sends would otherwise make its
+     * messages one.
+     */
+    public static final String HEADER = "Idempotency-Derived-Key";
 
     /** The key of the idempotent call that runs on this thread, set by the library's doors around the call's work. */
     private static final ThreadLocal<ScopedKey> CURRENT = new ThreadLocal<>();
+    /** Marks a call that runs unprotected (no key, or idempotency off): its messages get keys of their own. */
+    private static final ScopedKey UNPROTECTED = new ScopedKey("unprotected", "", "unprotected");
 
     private IdempotencyKeys() {
     }
 
     /**
      * The key of the message {@code name} that the idempotent call running on this thread sends: a UUID's text (36
-     * characters, within every broker's and the library's key rules), derived from the call's key and the name.
+     * printable characters: a consumer's {@code idempotency.max-key-length} must allow 36), derived from the call's key
+     * and the name. Where the call runs unprotected (its key is optional and it has none, or the method's idempotency is
+     * switched off), a random UUID's text: its messages are not de-duplicated, as the call is not.
      *
      * @param name what the message is, among those this call sends (not empty)
      * @return the same text on every retry of this call, for this name
@@ -58,6 +68,9 @@ public final class IdempotencyKeys {
             throw new IllegalArgumentException("A derived key needs the name of the message it is for");
         }
         ScopedKey call = CURRENT.get();
+        if (call == UNPROTECTED) {
+            return UUID.randomUUID().toString();
+        }
         if (call == null) {
             throw new IdempotencyKeyMissingException("No idempotent call runs on this thread: a key is derived inside the work"
                     + " of an @Idempotent method, an idempotent resource method or an Idempotency call, on its thread");
@@ -89,11 +102,20 @@ public final class IdempotencyKeys {
     }
 
     /**
+     * Set by the library's doors (through a private lookup) around the work of a call that runs unprotected.
+     *
+     * @return the key it replaces, to be put back when the work ends
+     */
+    @SuppressWarnings("unused")
+    private static ScopedKey enterUnprotected() {
+        return enter(UNPROTECTED);
+    }
+
+    /**
      * Set by the library's doors (through a private lookup) around a call's work: the call's key, or {@code null}.
      *
      * @return the key it replaces, to be put back when the work ends (a call inside another's work)
      */
-    @SuppressWarnings("unused")
     private static ScopedKey enter(ScopedKey call) {
         ScopedKey outer = CURRENT.get();
         if (call == null) {

@@ -82,7 +82,7 @@ final class FunctionalIdempotency implements Idempotency {
                 runtime.engine().observer().keyRejected(namespace, true);
                 throw new IdempotencyKeyMissingException("No idempotency key for " + where + ": the key is null or blank");
             }
-            return new IdempotentResult<>(work.call(), false, null); // not required: runs unprotected
+            return new IdempotentResult<>(dev.idempotency.runtime.CallKey.unprotected(work), false, null); // not required: runs unprotected
         }
         String problem = KeyRules.problem(key, global.maxKeyLength());
         if (problem != null) {

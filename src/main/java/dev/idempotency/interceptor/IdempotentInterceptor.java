@@ -63,7 +63,7 @@ public class IdempotentInterceptor {
         Object target = ctx.getTarget();
         MethodSettings m = runtime.deployment().settingsFor(target == null ? null : target.getClass(), ctx.getMethod());
         if (!m.enabled()) {
-            return ctx.proceed();
+            return CallKey.unprotected(ctx::proceed);
         }
         if (m.keySource() == KeySource.HTTP_HEADER) {
             // A resource method's key is the Idempotency-Key header: the JAX-RS filter claims it, once.
@@ -76,7 +76,7 @@ public class IdempotentInterceptor {
             // the key the filter claimed, for the keys of the messages the method sends
             RequestEnd request = runtime.requestEnd();
             ScopedKey key = request == null ? null : request.callKey();
-            return key == null ? ctx.proceed() : CallKey.during(key, ctx::proceed);
+            return key == null ? CallKey.unprotected(ctx::proceed) : CallKey.during(key, ctx::proceed);
         }
         // What the method's arguments carry (a key, a message to answer) was chosen when the application started.
         CallReader reader = runtime.deployment().readerFor(m);
@@ -100,7 +100,7 @@ public class IdempotentInterceptor {
                 LOG.log(Level.FINE, "Rejected a call of {0}: no key", m.describe());
                 throw new IdempotencyKeyMissingException("No idempotency key for " + m.describe() + ": " + reader.noKey(args));
             }
-            return delivery != null ? delivery.withoutKey(ctx) : ctx.proceed();
+            return CallKey.unprotected(() -> delivery != null ? delivery.withoutKey(ctx) : ctx.proceed());
         }
         LastCall.forget();
         JsonCodec codec = runtime.codec();

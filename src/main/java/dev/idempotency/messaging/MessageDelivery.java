@@ -61,7 +61,7 @@ final class MessageDelivery implements Delivery {
         if (settlement.nacked() != null) {
             throw Stages.<Exception>sneaky(settlement.nacked()); // the method refused its record: a failure, as if it had thrown
         }
-        if (settlement.nestedRollback()) {
+        if (settlement.workEnded()) {
             // The method acknowledged its record in a transaction that rolled back (a bean's REQUIRES_NEW, say): its work
             // did not all happen. A failure, so that the claim is not stored done and the record comes again.
             throw Settlement.rolledBackFailure();

@@ -26,6 +26,8 @@ final class Settlement {
     private boolean rolledBack;
     /** A transaction of the call's other than its own, in which the method acknowledged its record, rolled back. */
     private boolean nestedRollback;
+    /** The method returned and the library read {@link #nestedRollback} for this attempt: too late to fail the call. */
+    private boolean workEnded;
     private Throwable nacked;
     private Message<?> nackedMessage;
     private Object transaction;
@@ -52,6 +54,7 @@ final class Settlement {
         attempt++;
         rolledBack = false;
         nestedRollback = false;
+        workEnded = false;
         nacked = null;
         nackedMessage = null;
         transaction = null;
@@ -144,7 +147,9 @@ final class Settlement {
             if (ofAttempt != attempt) {
                 return; // an earlier attempt's, whose work is gone with its own transaction
             }
-            late = returned;
+            // Once the library has read whether the call's work all happened (the call's outcome is being stored), the
+            // rollback can only refuse the record, as after the return: a flag set now would be read by no one.
+            late = returned || workEnded;
             if (!late) {
                 nestedRollback = true;
             }
@@ -174,10 +179,12 @@ final class Settlement {
     }
 
     /**
-     * Whether a transaction of the call other than its own, in which the method acknowledged its record, rolled back
-     * while the call ran, and the method did not acknowledge the record again in its own since.
+     * The method returned: whether a transaction of the call other than its own, in which the method acknowledged its
+     * record, rolled back while the call ran, and the method did not acknowledge the record again in its own since. One
+     * that rolls back from now on refuses the record itself.
      */
-    synchronized boolean nestedRollback() {
+    synchronized boolean workEnded() {
+        workEnded = true;
         return nestedRollback;
     }
 

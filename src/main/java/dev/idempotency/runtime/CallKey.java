@@ -14,13 +14,15 @@ import java.util.concurrent.Callable;
  */
 public final class CallKey {
 
-    /** {@code IdempotencyKeys.enter}: private, so that only the library's doors set it. */
+    /** {@code IdempotencyKeys.enter} and {@code enterUnprotected}: private, so that only the library's doors set them. */
     private static final MethodHandle ENTER;
+    private static final MethodHandle ENTER_UNPROTECTED;
 
     static {
         try {
-            ENTER = MethodHandles.privateLookupIn(IdempotencyKeys.class, MethodHandles.lookup())
-                    .findStatic(IdempotencyKeys.class, "enter", MethodType.methodType(ScopedKey.class, ScopedKey.class));
+            MethodHandles.Lookup keys = MethodHandles.privateLookupIn(IdempotencyKeys.class, MethodHandles.lookup());
+            ENTER = keys.findStatic(IdempotencyKeys.class, "enter", MethodType.methodType(ScopedKey.class, ScopedKey.class));
+            ENTER_UNPROTECTED = keys.findStatic(IdempotencyKeys.class, "enterUnprotected", MethodType.methodType(ScopedKey.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -32,6 +34,24 @@ public final class CallKey {
     /** Runs the call's work with its key as the one derived keys come from. */
     public static <T> T during(ScopedKey key, Callable<T> work) throws Exception {
         ScopedKey outer = enter(key);
+        try {
+            return work.call();
+        } finally {
+            enter(outer);
+        }
+    }
+
+    /**
+     * Runs the work of a call that runs unprotected (no key where it is optional, idempotency off for the method): the
+     * keys of the messages it sends are its own, not an outer call's.
+     */
+    public static <T> T unprotected(Callable<T> work) throws Exception {
+        ScopedKey outer;
+        try {
+            outer = (ScopedKey) ENTER_UNPROTECTED.invokeExact();
+        } catch (Throwable e) {
+            throw new IllegalStateException("Could not note the call's key", e);
+        }
         try {
             return work.call();
         } finally {

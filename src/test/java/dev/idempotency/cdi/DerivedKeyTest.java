@@ -46,6 +46,12 @@ class DerivedKeyTest {
         public String issue(@IdempotencyKey String key) {
             return IdempotencyKeys.derive("invoice-issued");
         }
+
+        /** Its key is optional: without one it runs unprotected. */
+        @Idempotent(required = false)
+        public String issueIfKeyed(@IdempotencyKey String key) {
+            return IdempotencyKeys.derive("invoice-issued");
+        }
     }
 
     @ApplicationScoped
@@ -77,6 +83,13 @@ class DerivedKeyTest {
             return "placed";
         }
 
+        /** Calls a method whose key is optional, without a key, twice. */
+        @Idempotent(namespace = "looping-orders")
+        public List<String> placeWithUnkeyedInvoices(@IdempotencyKey String key) {
+            return List.of(IdempotencyKeys.derive("invoice-issued"), invoices.issueIfKeyed(null), invoices.issueIfKeyed(null),
+                    IdempotencyKeys.derive("invoice-issued"));
+        }
+
         @Idempotent(namespace = "other-orders")
         public String placeElsewhere(@IdempotencyKey String key) {
             return IdempotencyKeys.derive("order-placed");
@@ -106,6 +119,17 @@ class DerivedKeyTest {
         String first = idempotency.call("payments", "pay-1", null, String.class, () -> IdempotencyKeys.derive("payment-sent"));
         String other = idempotency.call("payments", "pay-2", null, String.class, () -> IdempotencyKeys.derive("payment-sent"));
         assertThat(first).isNotEqualTo(other).matches("[0-9a-f-]{36}");
+    }
+
+    /**
+     * An unprotected call inside another's work does not take the outer call's key: its messages get keys of their own
+     * (each call another), so that two of them are never taken for one.
+     */
+    @Test
+    void anUnprotectedCallDerivesKeysOfItsOwn() {
+        List<String> keys = orders.placeWithUnkeyedInvoices("k-loop");
+        assertThat(keys.get(1)).isNotEqualTo(keys.get(2)).isNotIn(keys.get(0));
+        assertThat(keys.get(3)).as("the outer call's again").isEqualTo(keys.get(0));
     }
 
     @Test

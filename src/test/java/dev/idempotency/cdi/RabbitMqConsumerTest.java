@@ -254,8 +254,9 @@ class RabbitMqConsumerTest extends BrokerConsumerTest {
         }
         String out = "mp.messaging.outgoing." + DERIVED_OUT + ".";
         channels.put(out + "connector", "smallrye-rabbitmq");
-        channels.put(out + "exchange.name", "");
+        channels.put(out + "exchange.name", "\"\""); // the default exchange, as the connector spells it (an empty value is no value)
         channels.put(out + "exchange.declare", "false");
+        channels.put(out + "publish-confirms", "true"); // a message is sent once the broker has it
         channels.put(out + "default-routing-key", DERIVED);
         channels.put("rabbitmq-host", RabbitMq.HOST);
         channels.put("rabbitmq-port", Integer.toString(RabbitMq.PORT));

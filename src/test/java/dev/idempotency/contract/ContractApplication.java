@@ -117,6 +117,35 @@ public final class ContractApplication {
         }
     }
 
+    /** The record the consumer on this thread was handed, for a work that acknowledges it in a bean's transaction. */
+    static final ThreadLocal<Message<?>> RECORD = new ThreadLocal<>();
+    /** Set by such a work: the record's acknowledgement was asked for in the bean's transaction, not to be asked again. */
+    static final ThreadLocal<Boolean> ACKNOWLEDGED_IN_A_BEAN = new ThreadLocal<>();
+    /** This thread's node's bean with a transaction of its own. */
+    static final ThreadLocal<Ledger> LEDGER = new ThreadLocal<>();
+
+    /** A bean the consumer's work calls, whose step runs in a transaction of its own ({@code REQUIRES_NEW}). */
+    @ApplicationScoped
+    public static class Ledger {
+        @jakarta.transaction.Transactional(jakarta.transaction.Transactional.TxType.REQUIRES_NEW)
+        public void inItsOwnTransaction(Runnable step) {
+            step.run();
+        }
+    }
+
+    /** Runs the thread's work for the record, then acknowledges it unless the work had a bean do it. */
+    static CompletionStage<Void> handle(Message<String> record) throws Exception {
+        RECORD.set(record);
+        try {
+            WORK.get().call();
+            return Boolean.TRUE.equals(ACKNOWLEDGED_IN_A_BEAN.get()) ? java.util.concurrent.CompletableFuture.completedFuture(null)
+                    : record.ack();
+        } finally {
+            RECORD.remove();
+            ACKNOWLEDGED_IN_A_BEAN.remove();
+        }
+    }
+
     /** The header that carries a record's key. */
     static final String HEADER = "Idempotency-Key";
 
@@ -131,48 +160,42 @@ public final class ContractApplication {
         @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.ATOMIC, onConcurrent = OnConcurrent.REJECT,
                 keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
         public CompletionStage<Void> atomicReject(Message<String> record) throws Exception {
-            WORK.get().call();
-            return record.ack();
+            return handle(record);
         }
 
         @Incoming("contract-atomic-wait")
         @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.ATOMIC, onConcurrent = OnConcurrent.WAIT, waitTimeout = "PT20S",
                 keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
         public CompletionStage<Void> atomicWait(Message<String> record) throws Exception {
-            WORK.get().call();
-            return record.ack();
+            return handle(record);
         }
 
         @Incoming("contract-optimistic-reject")
         @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.OPTIMISTIC, onConcurrent = OnConcurrent.REJECT,
                 keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
         public CompletionStage<Void> optimisticReject(Message<String> record) throws Exception {
-            WORK.get().call();
-            return record.ack();
+            return handle(record);
         }
 
         @Incoming("contract-optimistic-wait")
         @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.OPTIMISTIC, onConcurrent = OnConcurrent.WAIT, waitTimeout = "PT20S",
                 keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
         public CompletionStage<Void> optimisticWait(Message<String> record) throws Exception {
-            WORK.get().call();
-            return record.ack();
+            return handle(record);
         }
 
         @Incoming("contract-leased-reject")
         @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.LEASED, onConcurrent = OnConcurrent.REJECT,
                 keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
         public CompletionStage<Void> leasedReject(Message<String> record) throws Exception {
-            WORK.get().call();
-            return record.ack();
+            return handle(record);
         }
 
         @Incoming("contract-leased-wait")
         @Idempotent(namespace = NAMESPACE, messageProperty = HEADER, claim = ClaimMode.LEASED, onConcurrent = OnConcurrent.WAIT, waitTimeout = "PT20S",
                 keepOn = Kept.class, ttl = "PT1H", lease = "PT30S")
         public CompletionStage<Void> leasedWait(Message<String> record) throws Exception {
-            WORK.get().call();
-            return record.ack();
+            return handle(record);
         }
     }
 }

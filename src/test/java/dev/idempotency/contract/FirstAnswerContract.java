@@ -243,6 +243,21 @@ abstract class FirstAnswerContract {
          * Writes its row and answers, but meanwhile the caller's transaction timed out: rolled back by the transaction
          * manager's reaper, from its own thread, while the call still runs on the caller's.
          */
-        CALLERS_TRANSACTION_TIMES_OUT
+        CALLERS_TRANSACTION_TIMES_OUT,
+        /**
+         * A consumer: writes its row, then a bean it calls acknowledges the record in a transaction of its own
+         * ({@code REQUIRES_NEW}) that commits; the method does not acknowledge it again.
+         */
+        NESTED_ACK_COMMITS,
+        /**
+         * A consumer: writes its row, then a bean it calls acknowledges the record in a transaction of its own that rolls
+         * back: part of the work did not happen, so the call fails and the record is refused, to come again.
+         */
+        NESTED_ACK_ROLLS_BACK,
+        /**
+         * A consumer: writes its row, a bean acknowledges the record in a transaction of its own that commits, then the
+         * call's own transaction is marked for rollback: the record is refused, its work not kept.
+         */
+        NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY
     }
 }

@@ -157,6 +157,14 @@ final class World implements AutoCloseable {
         if (transactional()) {
             o.add(Outcome.ROLLBACK_ONLY);
         }
+        if (door == Door.RECORD) {
+            // a bean the consumer calls acknowledges the record in a transaction of its own
+            o.add(Outcome.NESTED_ACK_COMMITS);
+            o.add(Outcome.NESTED_ACK_ROLLS_BACK);
+            if (transactional()) {
+                o.add(Outcome.NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY);
+            }
+        }
         if (door.callersTransaction) {
             o.add(Outcome.CALLER_ROLLS_BACK);
             if (mode == ClaimMode.LEASED) {
@@ -566,6 +574,7 @@ final class World implements AutoCloseable {
         private final dev.idempotency.Idempotency idempotency;
         private final dev.idempotency.IdempotencyManager manager;
         private final IdempotencyEngine engine;
+        private final ContractApplication.Ledger ledger;
 
         WeldNode(int i) {
             Map<String, String> config = new HashMap<>();
@@ -580,7 +589,7 @@ final class World implements AutoCloseable {
                 config.put("Idempotent/keptFailures", "nack");
             }
             List<Class<?>> beans = new ArrayList<>(List.of(ContractApplication.Resources.class, ContractApplication.Payments.class,
-                    ContractApplication.Consumers.class));
+                    ContractApplication.Consumers.class, ContractApplication.Ledger.class));
             if (cacheKind == CacheKind.SHARED) {
                 beans.add(ContractApplication.SharedCache.class); // the application's cache wins over the configured mode
             }
@@ -613,6 +622,7 @@ final class World implements AutoCloseable {
             idempotency = container.select(dev.idempotency.Idempotency.class).get();
             manager = container.select(dev.idempotency.IdempotencyManager.class).get();
             engine = container.select(IdempotencyEngine.class).get();
+            ledger = container.select(ContractApplication.Ledger.class).get();
         }
 
         @Override
@@ -626,6 +636,7 @@ final class World implements AutoCloseable {
             String keyText = keyText(key);
             AtomicCall<String> work = work(key(key), request, outcome);
             ContractApplication.WORK.set(work::run);
+            ContractApplication.LEDGER.set(ledger);
             try {
                 return switch (door) {
                     case INTERCEPTOR, INTERCEPTOR_CDI_LITE -> method(() -> ranOrReplayed(pay(keyText, request)), outcome);
@@ -638,6 +649,7 @@ final class World implements AutoCloseable {
                 };
             } finally {
                 ContractApplication.WORK.remove();
+                ContractApplication.LEDGER.remove();
             }
         }
 
@@ -907,7 +919,8 @@ final class World implements AutoCloseable {
     /** A method with no transaction of the caller's: a success marked for rollback committed nothing. */
     private Answer method(Invocation call, Outcome outcome) {
         try {
-            return call.call().committed(outcome != Outcome.ROLLBACK_ONLY);
+            return call.call().committed(outcome != Outcome.ROLLBACK_ONLY && outcome != Outcome.NESTED_ACK_ROLLS_BACK
+                    && outcome != Outcome.NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY);
         } catch (Throwable t) {
             return Answer.threw(t, ranHere.get());
         }
@@ -1017,7 +1030,7 @@ final class World implements AutoCloseable {
                 requestOfRun.put(n, request(request));
                 // Rows of work that answers (and, over HTTP or through the manager, of one whose failure is stored as
                 // the answer) are OK rows.
-                boolean answers = outcome == Outcome.OK || outcome == Outcome.WRITER_FAILS
+                boolean answers = outcome == Outcome.OK || outcome == Outcome.WRITER_FAILS || outcome == Outcome.NESTED_ACK_COMMITS
                         || (door.http() || door == Door.MANAGER) && outcome == Outcome.THROWS_KEPT;
                 if (outcome == Outcome.CALLERS_TRANSACTION_TIMES_OUT) {
                     // As the reaper does at the timeout: rolled back from another thread, still this thread's. The work
@@ -1035,6 +1048,19 @@ final class World implements AutoCloseable {
                     case THROWS_KEPT -> throw new ContractApplication.Kept("failure-" + n);
                     case THROWS_RELEASED -> throw new ContractApplication.Released("failure-" + n);
                     case ROLLBACK_ONLY -> env.tsr.setRollbackOnly();
+                    case NESTED_ACK_COMMITS, NESTED_ACK_ROLLS_BACK, NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY -> {
+                        org.eclipse.microprofile.reactive.messaging.Message<?> record = ContractApplication.RECORD.get();
+                        ContractApplication.ACKNOWLEDGED_IN_A_BEAN.set(true);
+                        ContractApplication.LEDGER.get().inItsOwnTransaction(() -> {
+                            record.ack();
+                            if (outcome == Outcome.NESTED_ACK_ROLLS_BACK) {
+                                env.tsr.setRollbackOnly();
+                            }
+                        });
+                        if (outcome == Outcome.NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY) {
+                            env.tsr.setRollbackOnly();
+                        }
+                    }
                     default -> {
                     }
                 }

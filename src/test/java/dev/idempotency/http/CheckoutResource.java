@@ -17,8 +17,8 @@ import java.util.UUID;
 /**
  * A checkout that publishes an "order placed" message to RabbitMQ (confirmed by the broker, outside any transaction)
  * and then may fail: a 503 frees the key, and the client's retry publishes again. With {@code derived=true} the message
- * carries, in its {@code Idempotency-Key} header, the key derived from the request's; each send has a message-id of
- * its own either way.
+ * carries, in the {@code Idempotency-Key} header its consumer reads, the key derived from the request's; each send has a
+ * message-id of its own either way.
  */
 @Path("/checkout")
 @RequestScoped
@@ -33,7 +33,8 @@ public class CheckoutResource {
     public Response post(@QueryParam("order") String order, @QueryParam("fail") boolean fail,
                          @QueryParam("derived") boolean derived) throws IOException {
         Counters.executions.incrementAndGet();
-        Map<String, Object> headers = derived ? Map.of(IdempotencyKeys.HEADER, IdempotencyKeys.derive("order-placed")) : Map.of();
+        // the header the consumer names as its key's (messageProperty = "Idempotency-Key")
+        Map<String, Object> headers = derived ? Map.of("Idempotency-Key", IdempotencyKeys.derive("order-placed")) : Map.of();
         broker.publish(queue, order, UUID.randomUUID().toString(), headers);
         if (fail) {
             return Response.status(503).entity("the checkout failed after its message was sent").build();
