@@ -28,17 +28,12 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 import org.jboss.weld.environment.se.WeldContainer;
 
 import javax.sql.DataSource;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * A RabbitMQ consumer in a JVM of its own, for {@link RabbitMqConsumerNodesTest}: Weld with the library, Narayana, and
@@ -103,6 +98,7 @@ public final class RabbitMqConsumerNode {
         channel.forEach(System::setProperty);
 
         JtaInterceptorContract.current = TestDatabase.POSTGRES;
+        Orders.node = node; // before the container starts: it consumes at once
         Map<String, String> config = new HashMap<>(channel);
         config.put("idempotency.claim", args[2]);
         config.put("idempotency.lease", args[3]);
@@ -116,29 +112,7 @@ public final class RabbitMqConsumerNode {
                 .addExtension(new ReactiveMessagingExtension())
                 .addExtension(new ConfigExtension())
                 .initialize();
-        Orders.node = node;
-        say(READY);
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        for (String line = in.readLine(); line != null; line = in.readLine()) {
-            String[] command = line.trim().split(" ");
-            switch (command[0]) {
-                case "HOLD" -> Orders.HELD.put(command[1], new CountDownLatch(1));
-                case "RELEASE" -> {
-                    CountDownLatch held = Orders.HELD.remove(command[1]);
-                    if (held != null) {
-                        held.countDown();
-                    }
-                }
-                case "STOP" -> {
-                    container.close();
-                    say("STOPPED");
-                    System.exit(0);
-                }
-                default -> say("UNKNOWN " + line);
-            }
-        }
-        // the test JVM is gone
-        Runtime.getRuntime().halt(2);
+        NodeCommands.serve(READY, container::close);
     }
 
     /** The business rows the consumers wrote for this key (PostgreSQL's {@code rabbit_effect}). */
@@ -146,15 +120,13 @@ public final class RabbitMqConsumerNode {
         return TestDatabase.POSTGRES.count("select count(*) from rabbit_effect where k = '" + key.replace("'", "''") + "'");
     }
 
-    static synchronized void say(String line) {
-        System.out.println(line);
-        System.out.flush();
+    static void say(String line) {
+        NodeCommands.say(line);
     }
 
     /** The consumer: one row per run, in the transaction of the claim. */
     @ApplicationScoped
     public static class Orders {
-        static final Map<String, CountDownLatch> HELD = new ConcurrentHashMap<>();
         static volatile String node;
 
         @Inject
@@ -173,10 +145,7 @@ public final class RabbitMqConsumerNode {
                 ps.executeUpdate();
             }
             say("WROTE " + key);
-            CountDownLatch held = HELD.get(key);
-            if (held != null) {
-                held.await(); // released by the test, or killed here, before the commit
-            }
+            NodeCommands.holdIfAsked(key); // released by the test, or killed here, before the commit
             return message.ack();
         }
     }
