@@ -1,11 +1,10 @@
 package dev.idempotency;
 
-import dev.idempotency.spi.ScopedKey;
-
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * Keys for what an idempotent call sends on: a message that an {@link Idempotent} method, an idempotent resource method
@@ -43,10 +42,13 @@ public final class IdempotencyKeys {
      */
     public static final String HEADER = "Idempotency-Derived-Key";
 
-    /** The key of the idempotent call that runs on this thread, set by the library's doors around the call's work. */
-    private static final ThreadLocal<ScopedKey> CURRENT = new ThreadLocal<>();
+    /**
+     * The record id of the idempotent call that runs on this thread (the digest of its namespace, caller and key, asked
+     * for only when a key is derived), set by the library's doors around the call's work.
+     */
+    private static final ThreadLocal<Supplier<String>> CURRENT = new ThreadLocal<>();
     /** Marks a call that runs unprotected (no key, or idempotency off): its messages get keys of their own. */
-    private static final ScopedKey UNPROTECTED = new ScopedKey("unprotected", "", "unprotected");
+    private static final Supplier<String> UNPROTECTED = () -> "unprotected";
 
     private IdempotencyKeys() {
     }
@@ -67,7 +69,7 @@ public final class IdempotencyKeys {
         if (name == null || name.isEmpty()) {
             throw new IllegalArgumentException("A derived key needs the name of the message it is for");
         }
-        ScopedKey call = CURRENT.get();
+        Supplier<String> call = CURRENT.get();
         if (call == UNPROTECTED) {
             return UUID.randomUUID().toString();
         }
@@ -81,7 +83,7 @@ public final class IdempotencyKeys {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required of every Java platform", e);
         }
-        for (String part : new String[] {"derived/1", call.id(), name}) {
+        for (String part : new String[] {"derived/1", call.get(), name}) {
             byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
             sha.update((byte) (bytes.length >>> 24));
             sha.update((byte) (bytes.length >>> 16));
@@ -107,17 +109,17 @@ public final class IdempotencyKeys {
      * @return the key it replaces, to be put back when the work ends
      */
     @SuppressWarnings("unused")
-    private static ScopedKey enterUnprotected() {
+    private static Supplier<String> enterUnprotected() {
         return enter(UNPROTECTED);
     }
 
     /**
-     * Set by the library's doors (through a private lookup) around a call's work: the call's key, or {@code null}.
+     * Set by the library's doors (through a private lookup) around a call's work: the call's record id, or {@code null}.
      *
      * @return the key it replaces, to be put back when the work ends (a call inside another's work)
      */
-    private static ScopedKey enter(ScopedKey call) {
-        ScopedKey outer = CURRENT.get();
+    private static Supplier<String> enter(Supplier<String> call) {
+        Supplier<String> outer = CURRENT.get();
         if (call == null) {
             CURRENT.remove();
         } else {

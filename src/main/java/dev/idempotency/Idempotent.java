@@ -129,11 +129,15 @@ public @interface Idempotent {
     ClaimMode claim() default ClaimMode.DEFAULT;
 
     /**
-     * Message listeners only ({@code onMessage(jakarta.jms.Message)}): the string property of the message
-     * that carries the key, a business id that survives a re-publish. Empty (the default) means the JMS
-     * message id, which only a redelivery keeps.
+     * Message consumers only: the property of the message that carries the key, a business id that survives a
+     * re-publish. On a message listener ({@code onMessage(jakarta.jms.Message)}) a string property; empty (the default)
+     * means the JMS message id, which only a redelivery keeps. On a Reactive Messaging {@code @Incoming} method a header
+     * (Kafka, RabbitMQ) or application property (AMQP 1.0); empty means the header
+     * {@value IdempotencyKeys#HEADER} where the message has one (a key derived by the sender,
+     * {@link IdempotencyKeys#derive}), else the record's topic, partition and offset (Kafka) or the message-id
+     * (RabbitMQ, AMQP 1.0).
      *
-     * @return the message property carrying the key, or empty for the JMS message id
+     * @return the message property carrying the key, or empty for the default
      */
     @Nonbinding
     String messageProperty() default "";

@@ -7,6 +7,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 
 /**
  * Tells {@link IdempotencyKeys#derive} which call's work runs on this thread: each door runs its work through
@@ -21,8 +22,8 @@ public final class CallKey {
     static {
         try {
             MethodHandles.Lookup keys = MethodHandles.privateLookupIn(IdempotencyKeys.class, MethodHandles.lookup());
-            ENTER = keys.findStatic(IdempotencyKeys.class, "enter", MethodType.methodType(ScopedKey.class, ScopedKey.class));
-            ENTER_UNPROTECTED = keys.findStatic(IdempotencyKeys.class, "enterUnprotected", MethodType.methodType(ScopedKey.class));
+            ENTER = keys.findStatic(IdempotencyKeys.class, "enter", MethodType.methodType(Supplier.class, Supplier.class));
+            ENTER_UNPROTECTED = keys.findStatic(IdempotencyKeys.class, "enterUnprotected", MethodType.methodType(Supplier.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -33,7 +34,7 @@ public final class CallKey {
 
     /** Runs the call's work with its key as the one derived keys come from. */
     public static <T> T during(ScopedKey key, Callable<T> work) throws Exception {
-        ScopedKey outer = enter(key);
+        Supplier<String> outer = enter(key::id); // the digest is taken only if the work derives a key
         try {
             return work.call();
         } finally {
@@ -45,10 +46,11 @@ public final class CallKey {
      * Runs the work of a call that runs unprotected (no key where it is optional, idempotency off for the method): the
      * keys of the messages it sends are its own, not an outer call's.
      */
+    @SuppressWarnings("unchecked")
     public static <T> T unprotected(Callable<T> work) throws Exception {
-        ScopedKey outer;
+        Supplier<String> outer;
         try {
-            outer = (ScopedKey) ENTER_UNPROTECTED.invokeExact();
+            outer = (Supplier<String>) ENTER_UNPROTECTED.invokeExact();
         } catch (Throwable e) {
             throw new IllegalStateException("Could not note the call's key", e);
         }
@@ -59,9 +61,10 @@ public final class CallKey {
         }
     }
 
-    private static ScopedKey enter(ScopedKey key) {
+    @SuppressWarnings("unchecked")
+    private static Supplier<String> enter(Supplier<String> call) {
         try {
-            return (ScopedKey) ENTER.invokeExact(key);
+            return (Supplier<String>) ENTER.invokeExact(call);
         } catch (Throwable e) {
             throw new IllegalStateException("Could not note the call's key", e);
         }
