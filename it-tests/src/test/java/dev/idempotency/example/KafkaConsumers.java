@@ -23,8 +23,6 @@ import java.util.concurrent.atomic.AtomicLong;
 @ApplicationScoped
 public class KafkaConsumers {
 
-    static final String RUNS = "it.kafka.runs.";
-
     /** A refusal the method keeps: its redelivery is answered with it, not run. */
     public static class UnpayableException extends RuntimeException {
         private static final long serialVersionUID = 1L;
@@ -74,8 +72,8 @@ public class KafkaConsumers {
         return runs(owner, parts[0]).incrementAndGet();
     }
 
-    /** The runs of a key, counted in the server JVM (a class of the bootstrap loader, so every deployment sees it). */
+    /** The runs of a key, counted in the server JVM ({@link ConsumerRuns}). */
     static AtomicLong runs(String owner, String key) {
-        return (AtomicLong) System.getProperties().computeIfAbsent(RUNS + owner + "." + key, k -> new AtomicLong());
+        return ConsumerRuns.runs(owner, key);
     }
 }

@@ -29,7 +29,7 @@ public class KafkaResource {
                 + " group by p.reference order by p.reference", Object[].class).setParameter("owner", owner).getResultList();
         StringBuilder out = new StringBuilder();
         for (Object[] row : rows) {
-            AtomicLong runs = KafkaConsumers.runs(owner, (String) row[0]);
+            AtomicLong runs = ConsumerRuns.runs(owner, (String) row[0]);
             out.append(row[0]).append(' ').append(row[1]).append(' ').append(runs.get()).append('\n');
         }
         return out.toString();
@@ -39,6 +39,6 @@ public class KafkaResource {
     @GET
     @Path("{owner}/{key}/runs")
     public long runs(@PathParam("owner") String owner, @PathParam("key") String key) {
-        return KafkaConsumers.runs(owner, key).get();
+        return ConsumerRuns.runs(owner, key).get();
     }
 }

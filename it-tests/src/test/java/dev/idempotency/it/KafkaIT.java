@@ -1,5 +1,6 @@
 package dev.idempotency.it;
 
+import dev.idempotency.example.ConsumerRuns;
 import dev.idempotency.example.KafkaConsumers;
 import dev.idempotency.example.KafkaResource;
 import dev.idempotency.testing.KafkaBroker;
@@ -18,24 +19,21 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
+import static dev.idempotency.it.ConsumerResults.await;
+import static dev.idempotency.it.ConsumerResults.base;
+import static dev.idempotency.it.ConsumerResults.liberty;
+import static dev.idempotency.it.ConsumerResults.resource;
+import static dev.idempotency.it.ConsumerResults.rows;
+import static dev.idempotency.it.ConsumerResults.runs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -50,7 +48,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class KafkaIT {
 
     static final KafkaBroker BROKER = startBroker();
-    static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
     static final String LEDGER = "it-ledger";
     static final String FLAKY = "it-flaky";
     static final String KEPT = "it-kept";
@@ -86,7 +83,7 @@ class KafkaIT {
         channel(config, FLAKY, "flaky", liberty);
         channel(config, KEPT, "kept", liberty);
         WebArchive war = ServerIT.exampleWithTestBeans()
-                .addClasses(KafkaConsumers.class, KafkaConsumers.UnpayableException.class, KafkaResource.class)
+                .addClasses(KafkaConsumers.class, KafkaConsumers.UnpayableException.class, KafkaResource.class, ConsumerRuns.class)
                 .addAsResource(new StringAsset(config.toString()), "META-INF/microprofile-config.properties");
         if (liberty) {
             // Open Liberty's connector runs the application's own Kafka client (and the logging API it needs)
@@ -95,10 +92,6 @@ class KafkaIT {
             }
         }
         return ShrinkWrap.create(WebArchive.class, name + ".war").merge(war);
-    }
-
-    static boolean liberty() {
-        return System.getProperty("arquillian.launch", "").startsWith("liberty");
     }
 
     static void channel(StringBuilder config, String topic, String group, boolean liberty) {
@@ -112,14 +105,6 @@ class KafkaIT {
                 .append(p).append("value.deserializer=org.apache.kafka.common.serialization.StringDeserializer\n");
         if (liberty) {
             config.append(p).append("enable.auto.commit=false\n");
-        }
-    }
-
-    static String resource(String name) {
-        try (InputStream in = KafkaIT.class.getClassLoader().getResourceAsStream(name)) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 
@@ -202,42 +187,4 @@ class KafkaIT {
         return BROKER.committed(group, topic, 0);
     }
 
-    static String base(String context) {
-        int port = liberty() ? 9080 : 8080;
-        return "http://127.0.0.1:" + port + "/" + context + "/api/it/kafka/";
-    }
-
-    /** A consumer's payments: key to [rows, runs]. */
-    static Map<String, List<Long>> rows(String base, String owner) throws Exception {
-        String body = get(base + owner);
-        Map<String, List<Long>> rows = new TreeMap<>();
-        for (String line : body.split("\n")) {
-            if (!line.isBlank()) {
-                String[] f = line.trim().split(" ");
-                rows.put(f[0], List.of(Long.parseLong(f[1]), Long.parseLong(f[2])));
-            }
-        }
-        return rows;
-    }
-
-    static long runs(String base, String owner, String key) throws Exception {
-        return Long.parseLong(get(base + owner + "/" + key + "/runs").trim());
-    }
-
-    static String get(String url) throws Exception {
-        HttpResponse<String> r = CLIENT.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30)).build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(url + ": " + r.body()).isEqualTo(200);
-        return r.body();
-    }
-
-    static void await(String what, Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (!condition.call()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("Timed out waiting until " + what);
-            }
-            Thread.sleep(200);
-        }
-    }
 }
