@@ -132,4 +132,36 @@ class AmqpConsumerTest extends BrokerConsumerTest {
         assertThat(broker.ready(NO_KEY + ".dlq")).as("refused, to the dead-letter queue").isEqualTo(1);
     }
 
+    /**
+     * A sender that derived its message's key (two sends of a retried call: two message-ids, one derived key in the
+     * application property {@code Idempotency-Derived-Key}), published over AMQP 1.0: the consumer, keyed by default,
+     * runs it once and acknowledges both. (RabbitMQ's AMQP 1.0 plugin does not hand an AMQP 0.9.1 publisher's headers to
+     * AMQP 1.0 consumers: such a publisher puts the derived key in the message-id.)
+     */
+    @Test
+    void twoSendsWithOneDerivedKeyRunOnce() throws Exception {
+        boot("atomic");
+        io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+        try {
+            io.vertx.amqp.AmqpClient client = io.vertx.amqp.AmqpClient.create(vertx, new io.vertx.amqp.AmqpClientOptions()
+                    .setHost(RabbitMq.HOST).setPort(RabbitMq.PORT).setUsername("guest").setPassword("guest"));
+            io.vertx.amqp.AmqpConnection connection = client.connect().toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            io.vertx.amqp.AmqpSender sender = connection.createSender("/amq/queue/" + ORDERS).toCompletionStage().toCompletableFuture()
+                    .get(30, java.util.concurrent.TimeUnit.SECONDS);
+            for (String send : List.of("send-1", "send-2")) {
+                sender.sendWithAck(io.vertx.amqp.AmqpMessage.create().id(send)
+                        .applicationProperties(new io.vertx.core.json.JsonObject().put(dev.idempotency.IdempotencyKeys.HEADER, "derived-1"))
+                        .withBufferAsBody(io.vertx.core.buffer.Buffer.buffer("derived-order"))
+                        .build()).toCompletionStage().toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            connection.close();
+        } finally {
+            vertx.close();
+        }
+        BrokerConsumers.await("both acknowledged", () -> broker.unsettled(ORDERS) == 0 && rows("select count(*) from order_placed") == 1,
+                () -> "unsettled " + broker.unsettled(ORDERS) + ", rows " + rows("select count(*) from order_placed"));
+        stopConsumers();
+        assertThat(broker.ready(ORDERS)).as("both acknowledged").isZero();
+        assertThat(rows("select count(*) from order_placed where payload = 'derived-order'")).as("run once").isEqualTo(1);
+    }
 }
