@@ -72,11 +72,32 @@ final class Stack implements AutoCloseable {
 
     /** Two new nodes over the store, with keys no other world uses. */
     World world(ClaimMode mode, Door door, CacheKind cache) {
+        return world(mode, door, cache, false);
+    }
+
+    /** {@code boundedStatements}: the world's store bounds each statement by {@link #STATEMENT_BOUND}. */
+    World world(ClaimMode mode, Door door, CacheKind cache, boolean boundedStatements) {
         cut.set(false);
         shared.clear();
         // As the library guards a clustered cache: bounded, bypassed while it fails, its writes off the caller's thread.
         return new World(this, "w" + worlds.incrementAndGet(), mode, door, cache,
-                (clock, signals) -> ClusterRecordCache.start(new InfinispanRecordCache(cuttable, clock, signals, KEYS), TUNING));
+                (clock, signals) -> ClusterRecordCache.start(new InfinispanRecordCache(cuttable, clock, signals, KEYS), TUNING),
+                boundedStatements ? boundedStore() : env.store);
+    }
+
+    /**
+     * The short statement bound of the worlds that wait past it: a deployment's {@code idempotency.connection-timeout}
+     * of 2 s with a lock timeout of 1 s (a statement's bound is then a second more than the lock waits it asks for).
+     */
+    static final java.time.Duration STATEMENT_BOUND = java.time.Duration.ofSeconds(2);
+    private dev.idempotency.spi.IdempotencyStore bounded;
+
+    /** The store behind the library's bounded data source, with a {@link #STATEMENT_BOUND} (made once). */
+    synchronized dev.idempotency.spi.IdempotencyStore boundedStore() {
+        if (bounded == null) {
+            bounded = env.boundedStore(STATEMENT_BOUND, java.time.Duration.ofSeconds(1));
+        }
+        return bounded;
     }
 
     /** The shared cache fails every call (its members do not answer), or answers again. */

@@ -100,16 +100,23 @@ final class World implements AutoCloseable {
 
     private final Stack stack;
 
+    /** Counted down by a call that holds its claim past the statement bound, once it holds it. */
+    private volatile CountDownLatch holding;
+
+    /** The world's store: the stack's, or one whose statements are bounded by {@link Stack#STATEMENT_BOUND}. */
+    final dev.idempotency.spi.IdempotencyStore store;
+
     World(Stack stack, String prefix, ClaimMode mode, Door door, CacheKind cacheKind,
-          BiFunction<java.time.Clock, LocalCompletionSignals, RecordCache> sharedCache) {
+          BiFunction<java.time.Clock, LocalCompletionSignals, RecordCache> sharedCache, dev.idempotency.spi.IdempotencyStore store) {
         this.stack = stack;
         this.env = stack.env;
+        this.store = store;
         this.prefix = prefix;
         this.mode = mode;
         this.door = door;
         this.cacheKind = cacheKind;
         this.sharedCache = sharedCache;
-        ContractApplication.store = env.store;
+        ContractApplication.store = store;
         ContractApplication.clock = clock;
         nodes[0] = node(0);
         nodes[1] = door.singleNode() ? nodes[0] : node(1);
@@ -145,7 +152,7 @@ final class World implements AutoCloseable {
         // As in a server: transactions joined, begun around a call, and begun on the request's thread (the HTTP door).
         dev.idempotency.jta.JtaTransactionBridge bridge = new dev.idempotency.jta.JtaTransactionBridge(env.tsr,
                 new dev.idempotency.jta.TransactionManagerRequiresNew(env.tm), com.arjuna.ats.jta.UserTransaction.userTransaction());
-        IdempotencyEngine engine = new IdempotencyEngine(env.store, clock, prefix + "-node-" + i, bridge, signals,
+        IdempotencyEngine engine = new IdempotencyEngine(store, clock, prefix + "-node-" + i, bridge, signals,
                 afterCompletion, Duration.ofSeconds(10), cache);
         engine.renewLeasesWith(heartbeats, Duration.ofMinutes(1));
         return engine;
@@ -317,19 +324,31 @@ final class World implements AutoCloseable {
         // read the old row under a shared lock, then each asks for the exclusive one without waiting, and each is
         // refused. Every other invariant holds there too.
         boolean expiredTakeover = stack.database != dev.idempotency.testing.TestDatabase.H2
-                && mode == ClaimMode.OPTIMISTIC && env.store.find(k).filter(r -> r.isExpired(clock.instant())).isPresent();
+                && mode == ClaimMode.OPTIMISTIC && store.find(k).filter(r -> r.isExpired(clock.instant())).isPresent();
         CountDownLatch go = new CountDownLatch(1);
         List<Future<Answer>> futures = new ArrayList<>();
         List<String> requests = new ArrayList<>();
+        // A first call that holds its claim: the others start once it holds it (or answered without running)
+        boolean staggered = first == Outcome.HOLDS_PAST_THE_STATEMENT_BOUND;
+        CountDownLatch held = new CountDownLatch(staggered ? 1 : 0);
+        holding = staggered ? held : null;
+        java.util.concurrent.atomic.AtomicReference<Future<Answer>> holder = new java.util.concurrent.atomic.AtomicReference<>();
         for (int i = 0; i < n; i++) {
             Node node = at(oneNode ? 0 : i % 2);
             Outcome outcome = i == 0 ? first : Outcome.OK;
             String request = mixed && i == 1 ? "B" : "A";
             requests.add(request);
+            boolean follows = staggered && i > 0;
             futures.add(racers.submit(() -> {
                 go.await();
+                while (follows && !held.await(10, TimeUnit.MILLISECONDS) && !holder.get().isDone()) {
+                    Thread.onSpinWait();
+                }
                 return invoke(node, key, request, outcome);
             }));
+            if (i == 0) {
+                holder.set(futures.get(0));
+            }
         }
         go.countDown();
         for (int i = 0; i < n; i++) {
@@ -1031,6 +1050,7 @@ final class World implements AutoCloseable {
                 // Rows of work that answers (and, over HTTP or through the manager, of one whose failure is stored as
                 // the answer) are OK rows.
                 boolean answers = outcome == Outcome.OK || outcome == Outcome.WRITER_FAILS || outcome == Outcome.NESTED_ACK_COMMITS
+                        || outcome == Outcome.HOLDS_PAST_THE_STATEMENT_BOUND
                         || (door.http() || door == Door.MANAGER) && outcome == Outcome.THROWS_KEPT;
                 if (outcome == Outcome.CALLERS_TRANSACTION_TIMES_OUT) {
                     // As the reaper does at the timeout: rolled back from another thread, still this thread's. The work
@@ -1048,6 +1068,14 @@ final class World implements AutoCloseable {
                     case THROWS_KEPT -> throw new ContractApplication.Kept("failure-" + n);
                     case THROWS_RELEASED -> throw new ContractApplication.Released("failure-" + n);
                     case ROLLBACK_ONLY -> env.tsr.setRollbackOnly();
+                    case HOLDS_PAST_THE_STATEMENT_BOUND -> {
+                        CountDownLatch held = holding;
+                        if (held != null) {
+                            held.countDown();
+                        }
+                        // the scenario's length: the claim stays held past the store's statement bound
+                        Thread.sleep(Stack.STATEMENT_BOUND.toMillis() + 500);
+                    }
                     case NESTED_ACK_COMMITS, NESTED_ACK_ROLLS_BACK, NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY -> {
                         org.eclipse.microprofile.reactive.messaging.Message<?> record = ContractApplication.RECORD.get();
                         ContractApplication.ACKNOWLEDGED_IN_A_BEAN.set(true);
@@ -1150,7 +1178,7 @@ final class World implements AutoCloseable {
 
     /** The key's finished, unexpired record in the store: the judge's answer. */
     IdempotencyRecord kept(ScopedKey k) {
-        return env.store.find(k).filter(r -> r.isFinished() && !r.isExpired(clock.instant())).orElse(null);
+        return store.find(k).filter(r -> r.isFinished() && !r.isExpired(clock.instant())).orElse(null);
     }
 
     private void insert(String id) throws SQLException {

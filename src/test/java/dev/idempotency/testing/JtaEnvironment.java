@@ -120,9 +120,35 @@ public final class JtaEnvironment implements AutoCloseable {
         return new JtaTransactionBridge(tsr, new TransactionManagerRequiresNew(tm));
     }
 
+    /** A second store over the same pool, as a deployment builds it with these bounds; closed with this environment. */
+    private final java.util.List<AutoCloseable> bounded = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * A store on this pool behind the library's bounded data source, as a deployment with
+     * {@code idempotency.connection-timeout} = {@code statementBound} and {@code idempotency.lock-timeout} = {@code lockTimeout}
+     * builds it: each of its statements answers within the bound (a driver's network timeout), but a claim that waits on
+     * another transaction's lock, which may wait longer.
+     */
+    public JpaIdempotencyStore boundedStore(Duration statementBound, Duration lockTimeout) {
+        dev.idempotency.store.jpa.BoundedDataSource ds = new dev.idempotency.store.jpa.BoundedDataSource(dataSource,
+                Duration.ofSeconds(10), statementBound);
+        EntityManagerFactory unit = IdempotencyPersistenceUnit.create(ds, true, HIBERNATE_JTA);
+        bounded.add(unit::close);
+        bounded.add(ds);
+        return new JpaIdempotencyStore(new JtaTransactions(unit, tsr, new TransactionManagerRequiresNew(tm), detached, ds),
+                lockTimeout, JpaSchema.insertIfAbsent(ds.withoutStatementBound()));
+    }
+
     @Override
     public void close() {
         detached.shutdownNow();
+        for (AutoCloseable c : bounded) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // closing anyway
+            }
+        }
         emf.close();
         dataSource.close();
     }
