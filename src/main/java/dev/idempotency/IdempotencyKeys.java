@@ -18,7 +18,7 @@ import java.util.function.Supplier;
  * instead):
  *
  * <pre>{@code
- * @POST @Idempotent
+ * @POST @Idempotent            // in a resource class that is a CDI bean (@RequestScoped, say)
  * public Response place(Order order) {
  *     orders.send(Message.of(order).addMetadata(OutgoingKafkaRecordMetadata.builder()
  *             .withHeaders(new RecordHeaders().add(IdempotencyKeys.HEADER, IdempotencyKeys.derive("order-placed").getBytes(UTF_8)))
@@ -75,7 +75,8 @@ public final class IdempotencyKeys {
         }
         if (call == null) {
             throw new IdempotencyKeyMissingException("No idempotent call runs on this thread: a key is derived inside the work"
-                    + " of an @Idempotent method, an idempotent resource method or an Idempotency call, on its thread");
+                    + " of an @Idempotent method, an idempotent resource method of a CDI bean (a resource class with a scope,"
+                    + " such as @RequestScoped) or an Idempotency call, on its thread");
         }
         MessageDigest sha;
         try {

@@ -175,9 +175,6 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         ScopedKey scopedKey = global.atRest(new ScopedKey(method.namespace(), principal, key));
         String fingerprintHex = fingerprint.hex();
         dev.idempotency.runtime.RequestEnd end = runtime.requestEnd();
-        if (end != null) {
-            end.callKey(scopedKey); // what the keys of the messages the resource method sends derive from
-        }
         try {
             Decision decision = resolved().flow().hold(scopedKey, fingerprintHex, null, method.policy());
             if (decision instanceof Decision.Replay replay) {
@@ -189,6 +186,9 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 // response and the answer run in the transaction the claim opened).
                 Claimed claimed = ((Decision.Held) decision).claimed();
                 request.setProperty(CLAIMED, claimed);
+                if (end != null) {
+                    end.callKey(scopedKey); // what the keys of the messages the resource method sends derive from
+                }
                 if (end != null && !answersLater) {
                     // Settled at the latest when the request ends: when neither the response filter nor the writer
                     // runs (an application's response filter threw before this one), its transaction must not stay

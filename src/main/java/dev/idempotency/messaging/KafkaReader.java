@@ -27,7 +27,7 @@ record KafkaReader(MethodSettings method) implements CallReader {
 
     /**
      * The key of a record: the value of its header {@code messageProperty} (UTF-8) when one is named ({@code null} when
-     * the record has no such header); else its header {@code Idempotency-Key} where it has one (the key a sender derived,
+     * the record has no such header); else its header {@code Idempotency-Derived-Key} where it has one (the key a sender derived,
      * {@link dev.idempotency.IdempotencyKeys}), else its coordinates, {@code topic/partition/offset}; {@code null} for no
      * Kafka record.
      */

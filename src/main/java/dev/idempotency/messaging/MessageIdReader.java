@@ -9,7 +9,7 @@ import dev.idempotency.runtime.JsonCodec;
 /**
  * The reader of a broker whose messages carry a {@code message-id} and named properties (RabbitMQ's headers, AMQP 1.0's
  * application properties), read from the connector's metadata: the property named by {@code messageProperty} (by
- * default {@code Idempotency-Key}, where a sender puts a derived key) when the message has it, else the message-id; a
+ * default {@code Idempotency-Derived-Key}, where a sender puts a derived key) when the message has it, else the message-id; a
  * message with neither has no key. A broker of this kind is one subclass: its
  * metadata type, and how a property and the id are read from it.
  */

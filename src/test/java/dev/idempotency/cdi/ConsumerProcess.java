@@ -64,6 +64,20 @@ public final class ConsumerProcess {
         throw new AssertionError(name + " did not say " + text + " within 90 s; it said " + lines);
     }
 
+    /**
+     * Waits, bounded (30 s), until at least {@code count} of the lines it said match (what it says reaches this JVM
+     * through a pipe, a moment after the broker saw it), and answers how many do.
+     */
+    public long awaitLines(java.util.function.Predicate<String> which, long count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long seen = lines.stream().filter(which).count();
+        while (seen < count && System.nanoTime() < deadline) {
+            Thread.sleep(50); // polling the lines read from its output
+            seen = lines.stream().filter(which).count();
+        }
+        return seen;
+    }
+
     /** The keys of the lines that start with the prefix ({@code <prefix><key> ...}). */
     public Set<String> said(String prefix) {
         return lines.stream().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length()).split(" ")[0])

@@ -33,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class DerivedKeyTest {
 
     @WeldSetup
-    WeldInitiator weld = IdempotencyWeld.memory(Map.of(), Orders.class, Invoices.class);
+    WeldInitiator weld = IdempotencyWeld.memory(Map.of(Invoices.class.getName() + "/issueSwitchedOff/Idempotent/enabled", "false"),
+            Orders.class, Invoices.class);
 
     @Inject
     Orders orders;
@@ -44,6 +45,12 @@ class DerivedKeyTest {
     public static class Invoices {
         @Idempotent
         public String issue(@IdempotencyKey String key) {
+            return IdempotencyKeys.derive("invoice-issued");
+        }
+
+        /** Its idempotency switched off by configuration: it runs as a plain method. */
+        @Idempotent
+        public String issueSwitchedOff(@IdempotencyKey String key) {
             return IdempotencyKeys.derive("invoice-issued");
         }
 
@@ -62,6 +69,10 @@ class DerivedKeyTest {
 
         public void failOnce(String key) {
             failOnce.add(key);
+        }
+
+        public Invoices invoices() {
+            return invoices;
         }
 
         public List<String> derived() {
@@ -115,10 +126,36 @@ class DerivedKeyTest {
     }
 
     @Test
-    void theFunctionalApisWorkDerivesFromItsKey() throws Exception {
-        String first = idempotency.call("payments", "pay-1", null, String.class, () -> IdempotencyKeys.derive("payment-sent"));
+    void theFunctionalApisWorkDerivesFromItsKeyOnEveryRetry() throws Exception {
+        List<String> derived = new ArrayList<>();
+        java.util.concurrent.Callable<String> work = () -> {
+            derived.add(IdempotencyKeys.derive("payment-sent"));
+            if (derived.size() == 1) {
+                throw new IllegalStateException("failed after its send"); // the key is freed: the retry runs
+            }
+            return "paid";
+        };
+        assertThatThrownBy(() -> idempotency.call("payments", "pay-1", null, String.class, work)).isInstanceOf(IllegalStateException.class);
+        assertThat(idempotency.call("payments", "pay-1", null, String.class, work)).isEqualTo("paid");
+        assertThat(derived).hasSize(2);
+        assertThat(derived.get(1)).as("the retry derives what the failed run derived").isEqualTo(derived.get(0));
         String other = idempotency.call("payments", "pay-2", null, String.class, () -> IdempotencyKeys.derive("payment-sent"));
-        assertThat(first).isNotEqualTo(other).matches("[0-9a-f-]{36}");
+        assertThat(other).as("another key, another derived key").isNotEqualTo(derived.get(0));
+    }
+
+    @Test
+    void aMethodWhoseIdempotencyIsSwitchedOffDerivesRandomKeys() {
+        Invoices invoices = orders.invoices();
+        assertThat(invoices.issueSwitchedOff("k-off")).isNotEqualTo(invoices.issueSwitchedOff("k-off"));
+    }
+
+    /** A call without a key, where the key is optional, runs unprotected: each run's messages get keys of their own. */
+    @Test
+    void anUnprotectedFunctionalCallDerivesRandomKeys() throws Exception {
+        dev.idempotency.Idempotency optional = idempotency.with(dev.idempotency.IdempotencyOptions.builder().required(false).build());
+        String first = optional.call("payments", null, null, String.class, () -> IdempotencyKeys.derive("payment-sent"));
+        String second = optional.call("payments", null, null, String.class, () -> IdempotencyKeys.derive("payment-sent"));
+        assertThat(first).isNotEqualTo(second).matches("[0-9a-f-]{36}");
     }
 
     /**

@@ -127,11 +127,28 @@ class RabbitMqConsumerNodesTest {
         assertThat(rows).as("one row per key").allSatisfy((k, n) -> assertThat(n).as(k).isOne());
         assertThat(a.said("WROTE ")).as("both consumers ran messages").isNotEmpty();
         assertThat(b.said("WROTE ")).isNotEmpty();
-        assertThat(a.lines.stream().filter(l -> l.startsWith("ACKED ")).count()
-                + b.lines.stream().filter(l -> l.startsWith("ACKED ")).count()).as("every message acknowledged once")
+        assertThat(acknowledged(a, b, 1_000)).as("every message acknowledged once")
                 .isEqualTo(1_000);
         assertThat(a.lines).noneMatch(l -> l.startsWith("NACKED"));
         assertThat(b.lines).noneMatch(l -> l.startsWith("NACKED"));
+    }
+
+    /**
+     * The acknowledgements the consumers said, once they said {@code expected} or 30 s went by (their lines reach this
+     * JVM through pipes, a moment after the broker saw the acknowledgements).
+     */
+    static long acknowledged(ConsumerProcess a, ConsumerProcess b, long expected) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long acked = count(a) + count(b);
+        while (acked < expected && System.nanoTime() < deadline) {
+            Thread.sleep(50); // polling the lines read from their output
+            acked = count(a) + count(b);
+        }
+        return acked;
+    }
+
+    private static long count(ConsumerProcess p) {
+        return p.lines.stream().filter(l -> l.startsWith("ACKED ")).count();
     }
 
     static List<String> keys(String prefix, int n) {

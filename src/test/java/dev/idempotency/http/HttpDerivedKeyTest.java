@@ -72,7 +72,7 @@ class HttpDerivedKeyTest extends OneServerTest {
         assertThat(post("order-derived", key, false, true)).as("the retry ran, and sent again").isEqualTo(201);
         assertThat(Counters.executions).hasValue(2);
         broker.awaitSettled(QUEUE, 60);
-        assertThat(consumer.lines.stream().filter(l -> l.equals("ACKED order-derived"))).as("both messages acknowledged").hasSize(2);
+        assertThat(consumer.awaitLines(l -> l.equals("ACKED order-derived"), 2)).as("both messages acknowledged").isEqualTo(2);
         assertThat(consumer.lines.stream().filter(l -> l.equals("WROTE order-derived"))).as("the order ran once").hasSize(1);
         assertThat(RabbitMqConsumerNode.rows("order-derived")).isEqualTo(1);
         assertThat(consumer.lines).noneMatch(l -> l.startsWith("NACKED"));
