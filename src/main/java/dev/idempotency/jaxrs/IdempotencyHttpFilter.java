@@ -483,20 +483,39 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     }
 
     /**
-     * The application's writer turns the entity into bytes, held here; they are stored, then sent. A body over
-     * the size cap is sent as it is written (before it could be stored) and stored without its body. When the
-     * writer fails, the claim is given up; when storing fails, nothing is sent (the client gets a 503).
+     * The application's writer turns the entity into bytes, held here; they are stored, then sent. A body over the size
+     * cap is stored without its body when it outgrows the cap, before any of it is sent (in atomic and optimistic modes
+     * that is the commit: a response whose transaction rolls back is never sent as a success), then sent as it is
+     * written. When the writer fails before the response was stored, the claim is given up; when storing fails, nothing
+     * is sent (the client gets a 503, or the answer that replaces the response).
      */
     private void writeAndStore(WriterInterceptorContext context, Runnable giveUp,
                                java.util.function.Predicate<StoredHttpResponse> store) throws IOException {
         int status = (Integer) context.getProperty(STATUS);
         OutputStream out = context.getOutputStream();
-        CappedCapture capture = new CappedCapture(out, method.http().maxResponseSize());
+        CappedCapture capture = new CappedCapture(out, method.http().maxResponseSize(), () -> {
+            LOG.log(Level.FINE, "The response of {0} is over {1} bytes: stored without its body, before it is sent",
+                    new Object[] {method.describe(), method.http().maxResponseSize()});
+            if (!store.test(StoredHttpResponse.storable(status, replayable(context.getHeaders()), EMPTY, true))) {
+                throw new jakarta.ws.rs.WebApplicationException("The response could not be stored; nothing was kept",
+                        Problems.storeUnavailable());
+            }
+        });
         context.setOutputStream(capture);
         try {
             context.proceed();
         } catch (IOException | RuntimeException e) {
             context.setOutputStream(out);
+            if (capture.refused() != null) {
+                throw capture.refused(); // settled past the cap and not kept: its answer replaces the response
+            }
+            if (capture.settled()) {
+                // Kept (and committed) when the body outgrew the cap; then the rest could not be written (the client
+                // went away): a retry is answered the status and headers, never run again.
+                LOG.log(Level.WARNING, "The response of " + method.describe() + " was kept without its body, then could not"
+                        + " be written to the end (" + e + ")");
+                throw e;
+            }
             if (resolved().flow().workCommitsWithAnswer()) {
                 giveUp.run(); // the work rolls back with its transaction: the retry runs it again
             } else {
@@ -510,13 +529,10 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         } finally {
             context.setOutputStream(out);
         }
-        List<Map.Entry<String, String>> headers = replayable(context.getHeaders());
         if (capture.overflowed()) {
-            LOG.log(Level.FINE, "The response of {0} is over {1} bytes: stored without its body",
-                    new Object[] {method.describe(), method.http().maxResponseSize()});
-            store.test(StoredHttpResponse.storable(status, headers, EMPTY, true));
-            return;
+            return; // stored when it outgrew the cap, before any of it was sent
         }
+        List<Map.Entry<String, String>> headers = replayable(context.getHeaders());
         byte[] body = capture.held();
         StoredHttpResponse storable = StoredHttpResponse.storable(status, headers, body, false);
         if (storable.bodyOmitted()) {

@@ -39,7 +39,7 @@ public class LedgerResource {
     @Idempotent
     @Produces(MediaType.APPLICATION_JSON)
     public Response post(@QueryParam("status") int status, @QueryParam("throw") boolean fail,
-                         @QueryParam("rollbackOnly") boolean rollbackOnly) throws SQLException {
+                         @QueryParam("rollbackOnly") boolean rollbackOnly, @QueryParam("pad") int pad) throws SQLException {
         Counters.executions.incrementAndGet();
         String id = UUID.randomUUID().toString();
         try (Connection c = dataSource.getConnection();
@@ -56,6 +56,9 @@ public class LedgerResource {
             // No exception mapper: the runtime answers 500 without running the response filters.
             throw new IllegalStateException("the ledger failed after its write");
         }
-        return Response.status(status == 0 ? 201 : status).entity(Map.of("id", id, "amount", 100, "note", "ümlaut ✓")).build();
+        // pad: a body that many characters longer (over a response cap)
+        Map<String, Object> entity = pad == 0 ? Map.of("id", id, "amount", 100, "note", "ümlaut ✓")
+                : Map.of("id", id, "amount", 100, "note", "ümlaut ✓", "pad", "x".repeat(pad));
+        return Response.status(status == 0 ? 201 : status).entity(entity).build();
     }
 }
