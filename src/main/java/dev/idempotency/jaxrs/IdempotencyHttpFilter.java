@@ -174,7 +174,6 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
         }
         ScopedKey scopedKey = global.atRest(new ScopedKey(method.namespace(), principal, key));
         String fingerprintHex = fingerprint.hex();
-        dev.idempotency.runtime.RequestEnd end = runtime.requestEnd();
         try {
             Decision decision = resolved().flow().hold(scopedKey, fingerprintHex, null, method.policy());
             if (decision instanceof Decision.Replay replay) {
@@ -186,6 +185,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 // response and the answer run in the transaction the claim opened).
                 Claimed claimed = ((Decision.Held) decision).claimed();
                 request.setProperty(CLAIMED, claimed);
+                dev.idempotency.runtime.RequestEnd end = runtime.requestEnd(); // only a held claim needs the request's end
                 if (end != null) {
                     end.callKey(scopedKey); // what the keys of the messages the resource method sends derive from
                 }

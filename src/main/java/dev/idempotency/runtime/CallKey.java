@@ -34,12 +34,7 @@ public final class CallKey {
 
     /** Runs the call's work with its key as the one derived keys come from. */
     public static <T> T during(ScopedKey key, Callable<T> work) throws Exception {
-        Supplier<String> outer = enter(key::id); // the digest is taken only if the work derives a key
-        try {
-            return work.call();
-        } finally {
-            enter(outer);
-        }
+        return restoring(enter(key::id), work); // the digest is taken only if the work derives a key
     }
 
     /**
@@ -54,6 +49,11 @@ public final class CallKey {
         } catch (Throwable e) {
             throw new IllegalStateException("Could not note the call's key", e);
         }
+        return restoring(outer, work);
+    }
+
+    /** Runs the work, then puts the outer call's key back, however the work ends. */
+    private static <T> T restoring(Supplier<String> outer, Callable<T> work) throws Exception {
         try {
             return work.call();
         } finally {
