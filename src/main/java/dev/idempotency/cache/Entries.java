@@ -27,6 +27,9 @@ interface Entries {
 
     void clear();
 
+    /** Every entry, as it is met (the cache may change meanwhile). */
+    void forEach(java.util.function.BiConsumer<String, byte[]> each);
+
     int size();
 
     boolean containsKey(String id);
@@ -63,6 +66,11 @@ interface Entries {
             @Override
             public void clear() {
                 cache.clear();
+            }
+
+            @Override
+            public void forEach(java.util.function.BiConsumer<String, byte[]> each) {
+                cache.entrySet().forEach(e -> each.accept(e.getKey(), e.getValue()));
             }
 
             @Override

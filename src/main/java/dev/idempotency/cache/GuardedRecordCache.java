@@ -133,7 +133,12 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
 
     @Override
     public void putLoaded(IdempotencyRecord finished) {
-        later(() -> write(r -> r.putLoaded(finished)));
+        putLoaded(finished, null);
+    }
+
+    @Override
+    public void putLoaded(IdempotencyRecord finished, java.time.Instant readStarted) {
+        later(() -> write(r -> r.putLoaded(finished, readStarted)));
     }
 
     /**

@@ -214,9 +214,16 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         }
         String id = finished.scopedKey().cacheId();
         byte[] entry = RecordBytes.encode(finished, writeMac());
+        // What it holds was known at its last sighting (a completion's is its completion): a cache emptied since then
+        // (a flush, an import) may have been emptied of it on purpose.
+        long asOf = knownAt(finished);
         if (embedded == null || !shared) {
+            if (embedded != null && clearedSince(asOf)) {
+                return;
+            }
             cache.put(id, entry, lifespan, TimeUnit.MILLISECONDS);
             wrote();
+            undoIfClearedSince(asOf, id, entry);
             return;
         }
         // A clustered cache's completions are written by a writer thread of their own, after the commit, and may wait
@@ -232,19 +239,40 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
             if (present != null && isTombstone(present) && tombstoneTime(present) + CLOCK_MARGIN_MILLIS > finishedAt) {
                 return;
             }
+            if (clearedSince(asOf)) {
+                return;
+            }
             IdempotencyRecord there = present == null || isTombstone(present) ? null : verified(id, present);
-            if (there != null && there.completedAt() != null && there.completedAt().toEpochMilli() >= finishedAt) {
+            if (there != null && there.completedAt() != null && there.completedAt().toEpochMilli() >= finishedAt
+                    && !laterSightingOf(there, finished)) {
                 return; // a record as new or newer (the key claimed anew after a deletion, on another node) stays
+            }
+            if (present != null && java.util.Arrays.equals(present, entry)) {
+                return; // this very entry is there already
             }
             if (present != null) {
                 cache.removeIf(id, present); // only that very entry: one written since then stays, and is looked at
             }
             if (cache.add(id, entry, lifespan, TimeUnit.MILLISECONDS)) {
                 wrote();
+                undoIfClearedSince(asOf, id, entry);
                 return;
             }
         }
         // Changed under this write three times: left to the store (a miss costs a read, never a wrong answer).
+    }
+
+    /**
+     * Whether {@code update} is the same finished record as {@code there} (the same completion, first sighting and
+     * fingerprint) seen since: a sighting moves its {@code lastSeen}, or notes it, and the entry must follow on every
+     * node, where a completion of the same instant from another claim stays as it is.
+     */
+    private static boolean laterSightingOf(IdempotencyRecord there, IdempotencyRecord update) {
+        // The entry holds milliseconds: compared as such.
+        return update.completedAt() != null && there.completedAt().toEpochMilli() == update.completedAt().toEpochMilli()
+                && there.firstSeen().toEpochMilli() == update.firstSeen().toEpochMilli()
+                && there.fingerprint().equals(update.fingerprint()) && there.status() == update.status()
+                && update.lastSeen().toEpochMilli() >= there.lastSeen().toEpochMilli();
     }
 
     /**
@@ -263,12 +291,55 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
 
     @Override
     public void putLoaded(IdempotencyRecord finished) {
+        putLoaded(finished, null);
+    }
+
+    @Override
+    public void putLoaded(IdempotencyRecord finished, java.time.Instant readStarted) {
         long lifespan = lifespanMillis(finished);
-        if (lifespan <= 0) {
+        long asOf = readStarted == null ? Long.MIN_VALUE : readStarted.toEpochMilli();
+        if (lifespan <= 0 || embedded != null && clearedSince(asOf)) {
             return;
         }
         // Absent only: a tombstone (released or deleted since the read) or the record itself stays as it is.
-        cache.putIfAbsent(finished.scopedKey().cacheId(), RecordBytes.encode(finished, writeMac()), lifespan, TimeUnit.MILLISECONDS);
+        String id = finished.scopedKey().cacheId();
+        byte[] entry = RecordBytes.encode(finished, writeMac());
+        if (cache.add(id, entry, lifespan, TimeUnit.MILLISECONDS)) {
+            undoIfClearedSince(asOf, id, entry);
+        }
+    }
+
+    /**
+     * Whether the cache was emptied at or after {@code asOf} (less the nodes' clock margin), within the last
+     * {@value #TOMBSTONE_LIFESPAN_SECONDS} s: what was known at {@code asOf} may be what the clear meant to remove
+     * (a flush made after a deletion whose tombstone it took along, an import that replaced records). Not caching
+     * is always safe.
+     */
+    private boolean clearedSince(long asOf) {
+        byte[] mark = cache.get(CLEARED_ID);
+        return mark != null && isTombstone(mark) && asOf <= tombstoneTime(mark) + CLOCK_MARGIN_MILLIS;
+    }
+
+    /**
+     * An entry just written whose state may predate a clear made meanwhile: removed again (the clear writes its mark
+     * after emptying the cache and then sweeps what was written in between; a write either sees the mark here, or
+     * was there for the sweep to see).
+     */
+    private void undoIfClearedSince(long asOf, String id, byte[] entry) {
+        if (clearedSince(asOf)) {
+            cache.removeIf(id, entry);
+        }
+    }
+
+    /** The id of the mark a clear leaves: when the cache was last emptied ({@link #clearedSince}). */
+    private static final String CLEARED_ID = "\u0000cleared";
+
+    /**
+     * When what a finished record holds was last known to be the store's (epoch milliseconds): its last sighting (a
+     * completion's is its completion), else its completion; {@link Long#MIN_VALUE} when it says neither.
+     */
+    static long knownAt(IdempotencyRecord r) {
+        return r.lastSeen() != null ? r.lastSeen().toEpochMilli() : r.completedAt() != null ? r.completedAt().toEpochMilli() : Long.MIN_VALUE;
     }
 
     /** How long an entry for the record may live: until the record expires; zero or less: not to be held. */
@@ -370,10 +441,25 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
         return java.nio.ByteBuffer.allocate(17).put(TOMBSTONE).putLong(nonce).putLong(millis).array();
     }
 
+    /**
+     * Empties the cache of its records, on every node, and keeps out what was read or last seen before: the mark of the
+     * clear goes in first ({@link #clearedSince}: for {@value #TOMBSTONE_LIFESPAN_SECONDS} s, a record known only
+     * before it is not taken), then every record entry is removed, one by one, if it is still the entry met. A write
+     * made meanwhile either finds the mark ({@link #undoIfClearedSince}), or was made before it and is met here.
+     * Tombstones stay (they keep out older reads of their keys); running markers go. Not Infinispan's own clear: it
+     * takes no key's lock, and a write racing with it can be left on some nodes and not others.
+     */
     @Override
     public void clear() {
-        cache.clear();
+        cache.put(CLEARED_ID, tombstone(nonce.incrementAndGet(), clock.millis()), TOMBSTONE_LIFESPAN_SECONDS, TimeUnit.SECONDS);
+        wrote();
+        cache.forEach((id, bytes) -> {
+            if (!isTombstone(bytes)) {
+                cache.removeIf(id, bytes);
+            }
+        });
     }
+
 
     @Override
     public int size() {

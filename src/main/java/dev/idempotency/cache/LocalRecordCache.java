@@ -47,6 +47,8 @@ public final class LocalRecordCache implements ManagedRecordCache {
 
     private final Cache<ScopedKey, Entry> entries;
     private final Clock clock;
+    /** When the cache was last emptied ({@link #clear}), by its clock's epoch milliseconds. */
+    private volatile long clearedAt = Long.MIN_VALUE;
     private final LocalCompletionSignals signals;
     private final long maxEntries;
     private final long maxAgeNanos;
@@ -122,22 +124,58 @@ public final class LocalRecordCache implements ManagedRecordCache {
         if (life <= 0) {
             return;
         }
+        // What it holds was known at its last sighting (a completion's is its completion): not after a clear since.
+        long asOf = knownAt(finished);
+        if (clearedSince(asOf)) {
+            return;
+        }
         ScopedKey key = finished.scopedKey();
-        entries.put(key, new Held(finished, life));
+        Held held = new Held(finished, life);
+        entries.put(key, held);
+        undoIfClearedSince(asOf, key, held);
         signals.signal(key.cacheId());
+    }
+
+    /**
+     * A clear made while an entry was written, which it may have missed: the entry goes again when it was known before
+     * the clear ({@link #clear} sets the time first, then empties).
+     */
+    private void undoIfClearedSince(long asOf, ScopedKey key, Held held) {
+        if (clearedSince(asOf)) {
+            entries.asMap().remove(key, held);
+        }
+    }
+
+    /** Whether the cache was emptied at or after {@code asOf} (epoch milliseconds of its clock). */
+    private boolean clearedSince(long asOf) {
+        long cleared = clearedAt;
+        return cleared != Long.MIN_VALUE && asOf <= cleared;
     }
 
     @Override
     public void putLoaded(IdempotencyRecord finished) {
+        putLoaded(finished, null);
+    }
+
+    @Override
+    public void putLoaded(IdempotencyRecord finished, java.time.Instant readStarted) {
         long life = lifeNanos(finished);
-        if (life <= 0) {
+        long asOf = readStarted == null ? Long.MIN_VALUE : readStarted.toEpochMilli();
+        if (life <= 0 || clearedSince(asOf)) {
             return;
         }
         // Absent only: a tombstone (released or deleted since the read) or the record itself stays as it is.
         ScopedKey key = finished.scopedKey();
-        if (entries.asMap().putIfAbsent(key, new Held(finished, life)) == null) {
+        Held held = new Held(finished, life);
+        if (entries.asMap().putIfAbsent(key, held) == null) {
+            undoIfClearedSince(asOf, key, held);
             signals.signal(key.cacheId());
         }
+    }
+
+    /** As {@link InfinispanRecordCache#knownAt}. */
+    private static long knownAt(IdempotencyRecord r) {
+        return InfinispanRecordCache.knownAt(r);
     }
 
     /**
@@ -157,8 +195,13 @@ public final class LocalRecordCache implements ManagedRecordCache {
         signals.signal(key.cacheId());
     }
 
+    /**
+     * Empties the cache, tombstones included: a record read from the store before this, or last seen before it, is not
+     * taken afterwards (it may be what an import replaced, or what a deletion whose tombstone went with it removed).
+     */
     @Override
     public void clear() {
+        clearedAt = Math.max(clearedAt, clock.millis());
         entries.invalidateAll();
     }
 

@@ -206,6 +206,13 @@ public final class RemoteCaches {
             }
 
             @Override
+            public void forEach(java.util.function.BiConsumer<String, byte[]> each) {
+                try (org.infinispan.commons.util.CloseableIterator<java.util.Map.Entry<Object, Object>> entries = cache.retrieveEntries(null, 1000)) {
+                    entries.forEachRemaining(e -> each.accept((String) e.getKey(), (byte[]) e.getValue()));
+                }
+            }
+
+            @Override
             public int size() {
                 return await(cache.sizeAsync(), timeout, "counting the cache's entries").intValue();
             }

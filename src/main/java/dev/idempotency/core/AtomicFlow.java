@@ -288,7 +288,7 @@ final class AtomicFlow implements ClaimFlow {
         if (claim instanceof Claim.Existing existing) {
             IdempotencyRecord record = existing.record();
             if (record.isFinished()) {
-                cache.putLoaded(record);
+                cache.putLoaded(record, now);
                 return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, record, fingerprint, started, false).record());
             }
             if (!record.fingerprint().equals(fingerprint)) {

@@ -296,7 +296,7 @@ public final class IdempotencyEngine {
         Instant now = clock.instant();
         java.util.Optional<IdempotencyRecord> found = calls.call(key, "Could not read the ",
                 () -> store.find(key).filter(r -> r.isFinished() && !r.isExpired(now)));
-        found.ifPresent(cache::putLoaded);
+        found.ifPresent(r -> cache.putLoaded(r, now));
         return found;
     }
 

@@ -213,7 +213,7 @@ final class LeasedFlow implements ClaimFlow {
                 }
                 IdempotencyRecord record = ((Claim.Existing) claim).record();
                 if (record.isFinished()) {
-                    cache.putLoaded(record); // a node that joined late, or a cache that was flushed, learns it here
+                    cache.putLoaded(record, now); // a node that joined late, or a cache that was flushed, learns it here
                     return replies.replay(key, record, fingerprint, started, false);
                 }
                 if (!record.fingerprint().equals(fingerprint)) {

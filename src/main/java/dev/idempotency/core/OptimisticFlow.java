@@ -110,9 +110,10 @@ final class OptimisticFlow implements ClaimFlow {
                 return marked;
             }
             Callable<AtomicClaimLoop.Step<AtomicOutcome<R>>> attempt = () -> {
+                Instant read = clock.instant();
                 IdempotencyRecord kept = keptInStore(run);
                 if (kept != null) {
-                    return replayKept(run, kept); // the marker goes with the finally below
+                    return replayKept(run, kept, read); // the marker goes with the finally below
                 }
                 run.begin(mine);
                 return run.call(call, lockWait, joined);
@@ -161,6 +162,7 @@ final class OptimisticFlow implements ClaimFlow {
                     throw e;
                 }
                 IdempotencyRecord kept;
+                Instant read = clock.instant();
                 try {
                     kept = keptInStore(run);
                 } catch (RuntimeException | Error e) {
@@ -169,7 +171,7 @@ final class OptimisticFlow implements ClaimFlow {
                 }
                 if (kept != null) {
                     abandon(run, held);
-                    return replayKept(run, kept);
+                    return replayKept(run, kept, read);
                 }
                 run.begin(mine);
                 return new AtomicClaimLoop.Step.Done<>(new Decision.Held(new Hold(run, held, lockWait)));
@@ -195,8 +197,8 @@ final class OptimisticFlow implements ClaimFlow {
     }
 
     /** Replays the record the store kept (the call does not run), and caches it for the next duplicate here. */
-    private <T> AtomicClaimLoop.Step<T> replayKept(Run run, IdempotencyRecord kept) {
-        cache.putLoaded(kept);
+    private <T> AtomicClaimLoop.Step<T> replayKept(Run run, IdempotencyRecord kept, Instant readStarted) {
+        cache.putLoaded(kept, readStarted);
         return new AtomicClaimLoop.Step.Replayed<>(replies.replay(run.key, kept, run.fingerprint, run.started, false).record());
     }
 
@@ -222,9 +224,10 @@ final class OptimisticFlow implements ClaimFlow {
             // Another call holds the marker; it may be one that found the key finished in the store and is about to
             // replay it: so is this call, then, rather than "in progress". A store that cannot be read changes nothing
             // here: the marker holds this call off as before (never a failure a door could let run unprotected).
+            Instant read = clock.instant();
             IdempotencyRecord kept = finishedInStore(run.key);
             if (kept != null) {
-                return replayKept(run, kept);
+                return replayKept(run, kept, read);
             }
             return new AtomicClaimLoop.Step.Blocked<>(false, Replies.MIN_RETRY_AFTER, true);
         }

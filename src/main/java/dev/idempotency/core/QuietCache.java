@@ -6,6 +6,7 @@ import dev.idempotency.spi.ScopedKey;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -59,10 +60,13 @@ final class QuietCache {
         }
     }
 
-    /** A finished record read from the store, unless a release or a deletion evicted it since. */
-    void putLoaded(IdempotencyRecord record) {
+    /**
+     * A finished record read from the store by a read that started at {@code readStarted}, unless a release or a
+     * deletion evicted it since, or the cache was emptied since.
+     */
+    void putLoaded(IdempotencyRecord record, Instant readStarted) {
         try {
-            cache.putLoaded(record);
+            cache.putLoaded(record, readStarted);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "Could not cache the finished " + record.scopedKey() + "; duplicates will ask the store", e);
         }

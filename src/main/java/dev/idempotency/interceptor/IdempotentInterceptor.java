@@ -76,7 +76,9 @@ public class IdempotentInterceptor {
             // the key the filter claimed, for the keys of the messages the method sends
             RequestEnd request = runtime.requestEnd();
             ScopedKey key = request == null ? null : request.callKey();
-            return key == null ? CallKey.unprotected(ctx::proceed) : CallKey.during(key, ctx::proceed);
+            Object result = key == null ? CallKey.unprotected(ctx::proceed) : CallKey.during(key, ctx::proceed);
+            // an answer that comes later is followed to its end, where a claim its filter never saw is settled
+            return request == null ? result : request.claims().watchAnswer(ctx.getParameters(), result);
         }
         // What the method's arguments carry (a key, a message to answer) was chosen when the application started.
         CallReader reader = runtime.deployment().readerFor(m);

@@ -46,6 +46,8 @@ public class IdempotencyFeature implements DynamicFeature {
 
     /** The writer interceptor's: inside the entity coders' ({@code Priorities.ENTITY_CODER}), as a user's. */
     public static final int WRITER_PRIORITY = Priorities.USER;
+    /** The first of the response filters (response filters run from the highest priority down). */
+    static final int ANSWER_PRIORITY = Integer.MAX_VALUE;
 
     @Override
     public void configure(ResourceInfo resourceInfo, FeatureContext context) {
@@ -79,6 +81,9 @@ public class IdempotencyFeature implements DynamicFeature {
         context.register(new RequestSide(filter), REQUEST_PRIORITY);
         context.register(new ResponseSide(filter), RESPONSE_PRIORITY);
         context.register(new WriterSide(filter), WRITER_PRIORITY);
+        if (filter.answersLater()) {
+            context.register(new AnswerSide(filter), ANSWER_PRIORITY);
+        }
     }
 
     private static final String BLOCKING = "io.smallrye.common.annotation.Blocking";
@@ -157,6 +162,23 @@ public class IdempotencyFeature implements DynamicFeature {
         @Override
         public void filter(ContainerRequestContext request, ContainerResponseContext response) {
             filter.filter(request, response);
+        }
+    }
+
+    /**
+     * The first response filter of a resource that answers later: it notes that the runtime began to process the answer,
+     * so that the claim is settled if an application's filter after it throws and the library's never runs.
+     */
+    public static final class AnswerSide implements ContainerResponseFilter {
+        private final IdempotencyHttpFilter filter;
+
+        AnswerSide(IdempotencyHttpFilter filter) {
+            this.filter = filter;
+        }
+
+        @Override
+        public void filter(ContainerRequestContext request, ContainerResponseContext response) {
+            filter.answering(request);
         }
     }
 

@@ -192,9 +192,16 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 if (end != null && !answersLater) {
                     // Settled at the latest when the request ends: when neither the response filter nor the writer
                     // runs (an application's response filter threw before this one), its transaction must not stay
-                    // open on the request's thread, nor its key held. (Not for a resource that answers later, on
-                    // another thread: the request's first dispatch may end before its answer.)
-                    request.setProperty(END, end.settleAtEnd(claimed, () -> settleUnseen(claimed)));
+                    // open on the request's thread, nor its key held.
+                    dev.idempotency.runtime.RequestEnd.Claims claims = end.claims();
+                    claims.settleAtEnd(claimed, () -> settleUnseen(claimed));
+                    request.setProperty(END, claims);
+                } else if (end != null) {
+                    // A resource that answers later, on another thread: the request's first dispatch may end before
+                    // its answer, so it is settled once the answer was processed (the interceptor hands the answer on).
+                    dev.idempotency.runtime.RequestEnd.Claims claims = end.claims();
+                    claims.answerLater(claimed, () -> settleUnseen(claimed), LaterAnswers::watcher);
+                    request.setProperty(END, claims);
                 }
             }
         } catch (IdempotencyKeyReusedException e) {
@@ -391,6 +398,21 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     // ----------------------------------------------------------------------------------------- response
 
     /**
+     * The runtime began to process the answer of a resource that answers later (the first of the response filters):
+     * from here on, its request's end settles the claim if this filter and its writer never see the answer.
+     */
+    void answering(ContainerRequestContext request) {
+        if (request.getProperty(END) instanceof dev.idempotency.runtime.RequestEnd.Claims claims) {
+            claims.answering(request.getProperty(CLAIMED));
+        }
+    }
+
+    /** Whether the resource answers later, on another thread. */
+    boolean answersLater() {
+        return answersLater;
+    }
+
+    /**
      * The door settles the claim now: it is no longer the request end's to settle.
      *
      * @return whether the door is to settle it; {@code false} when the request's end settled it already
@@ -398,7 +420,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
     private static boolean take(java.util.function.Function<String, Object> get, java.util.function.Consumer<String> remove) {
         Object claimed = get.apply(CLAIMED);
         remove.accept(CLAIMED);
-        return !(get.apply(END) instanceof dev.idempotency.runtime.RequestEnd end) || end.take(claimed);
+        return !(get.apply(END) instanceof dev.idempotency.runtime.RequestEnd.Claims claims) || claims.take(claimed);
     }
 
     /**

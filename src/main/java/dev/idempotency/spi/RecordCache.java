@@ -67,6 +67,19 @@ public interface RecordCache {
     }
 
     /**
+     * As {@link #putLoaded(IdempotencyRecord)}, for a record whose read from the store started at {@code readStarted}:
+     * a cache emptied since that moment ({@link #clear}: a flush, an import) does not take it, since the store may
+     * have held another record by then. The library calls this one.
+     *
+     * @param finished    the finished record, as read from the store
+     * @param readStarted when the read that found it started, or {@code null} when unknown (then taken only if the
+     *                    cache was not emptied lately)
+     */
+    default void putLoaded(IdempotencyRecord finished, java.time.Instant readStarted) {
+        putLoaded(finished);
+    }
+
+    /**
      * Forgets a key (released, deleted).
      *
      * @param key the scope and key to forget
@@ -119,7 +132,12 @@ public interface RecordCache {
         return null;
     }
 
-    /** Forgets everything (after records were deleted in bulk). */
+    /**
+     * Forgets everything (a flush; records deleted or replaced in bulk), and keeps out what was read or finished
+     * before: for a while afterwards, a record read from the store before the clear ({@link #putLoaded(IdempotencyRecord,
+     * java.time.Instant)}), or a finished record last seen before it ({@link #put}), is not taken, as a released key's
+     * tombstone keeps out an older read of that key.
+     */
     default void clear() {
     }
 }

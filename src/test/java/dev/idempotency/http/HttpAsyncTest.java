@@ -17,7 +17,7 @@ class HttpAsyncTest extends OneServerTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = HttpTestServer.onH2(Map.of(), AsyncResource.class);
+        server = HttpTestServer.onH2(Map.of(), AsyncResource.class, BreakingResponseFilter.class);
     }
 
     HttpResponse<String> post(String path, String key) throws Exception {
@@ -37,5 +37,25 @@ class HttpAsyncTest extends OneServerTest {
         assertThat(retry.body()).isEqualTo("run 1");
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
         assertThat(Counters.executions).hasValue(1);
+    }
+
+    /**
+     * An application's response filter that throws on the thread that answers later: neither the library's response
+     * filter nor its writer sees the answer. The claim is settled when the request ends, as for a resource that answers
+     * at once (a leased claim whose work committed keeps a 500 without a body): the retry is answered at once, not held
+     * off as "in progress" while the claim's heartbeat renews its lease.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"suspended", "stage"})
+    @DisplayName("an answer given on another thread that a response filter breaks: the claim is settled, the retry answered")
+    void anAnswerThatAResponseFilterBreaksIsSettled(String path) throws Exception {
+        String key = UUID.randomUUID().toString();
+        HttpResponse<String> first = server.send(server.request("async/" + path).header("Idempotency-Key", key)
+                .header("X-Break-Response", "true").POST(HttpRequest.BodyPublishers.noBody()).build());
+        assertThat(first.statusCode()).isEqualTo(500);
+        HttpResponse<String> retry = post(path, key);
+        assertThat(retry.statusCode()).as("the retry: the kept 500, not 409 while a heartbeat renews the claim").isEqualTo(500);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(Counters.executions).as("the work ran once").hasValue(1);
     }
 }

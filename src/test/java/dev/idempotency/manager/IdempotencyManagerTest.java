@@ -256,6 +256,7 @@ class IdempotencyManagerTest {
         m.retrieve(k);
         assertThat(STATEMENTS.get()).as("answered from the cache").isEqualTo(before);
         m.flushCache();
+        CLOCK.advance(Duration.ofSeconds(1)); // a read started in the flush's own instant may predate it: not cached
         assertThat(new String(m.retrieve(k), StandardCharsets.UTF_8)).isEqualTo("charged");
         assertThat(STATEMENTS.get()).as("the store answered").isGreaterThan(before);
         long after = STATEMENTS.get();
@@ -827,6 +828,45 @@ class IdempotencyManagerTest {
         }
         node1.store(awaited, "from node 1");
         assertThat(calls).as("node 2's listener fired once for node 1's store").hasValue(1);
+    }
+
+    /**
+     * "Last seen" moves with every sighting on every node of a replicated cache: a sighting answered from the cache
+     * writes its new "last seen" into the same record's entry (the cache keeps a record that finished later, never an
+     * older "last seen" of the same one).
+     */
+    @Test
+    void m9ClusteredNodesAgreeOnLastSeenAfterEverySighting() {
+        IdempotencyManager[] nodes = twoClusteredNodes("manager-last-seen", 7923);
+        RequestKey k = RequestKey.of("seen-three-times");
+        assertThat(nodes[0].check(k).seen()).isFalse(); // t0
+        cacheWritesDone();
+        CLOCK.advance(Duration.ofSeconds(5));
+        assertThat(nodes[1].check(k).sinceLastSeen()).as("t0+5 s, on node 2").contains(Duration.ofSeconds(5));
+        cacheWritesDone();
+        CLOCK.advance(Duration.ofSeconds(4));
+        assertThat(nodes[0].check(k).sinceLastSeen()).as("t0+9 s, on node 1: since node 2's sighting").contains(Duration.ofSeconds(4));
+        cacheWritesDone();
+        CLOCK.advance(Duration.ofSeconds(2));
+        assertThat(nodes[1].check(k).sinceLastSeen()).as("t0+11 s, on node 2: since node 1's sighting").contains(Duration.ofSeconds(2));
+        cacheWritesDone();
+        CLOCK.advance(Duration.ofSeconds(1));
+        assertThat(nodes[1].check(k).sinceLastSeen()).as("t0+12 s, on node 2 again").contains(Duration.ofSeconds(1));
+    }
+
+    /** Two nodes in one JGroups cluster on loopback (ports {@code port} and {@code port + 1}), both members. */
+    IdempotencyManager[] twoClusteredNodes(String clusterName, int port) {
+        Map<String, String> cluster = Map.of("idempotency.cache.mode", "cluster", "idempotency.cache.cluster-name", clusterName,
+                "idempotency.cache.initial-hosts", "127.0.0.1[" + port + "],127.0.0.1[" + (port + 1) + "]");
+        IdempotencyManager[] nodes = new IdempotencyManager[2];
+        for (int i = 0; i < 2; i++) {
+            Map<String, String> config = new HashMap<>(cluster);
+            config.put("idempotency.cache.bind-port", String.valueOf(port + i));
+            config.put("idempotency.node-id", clusterName + "-" + (i + 1));
+            nodes[i] = node(clusterName + "-" + (i + 1), config);
+        }
+        awaitMembers(2);
+        return nodes;
     }
 
     /**
