@@ -103,6 +103,11 @@ public final class ClusterRecordCache extends GuardedRecordCache {
 
     @Override
     boolean now(Runnable write) {
+        return nowFor(write, Duration.ofMillis(2 * timeoutMillis + 100));
+    }
+
+    @Override
+    boolean nowFor(Runnable write, Duration atMost) {
         java.util.concurrent.Future<?> done;
         try {
             done = writer.submit(write);
@@ -111,7 +116,7 @@ public final class ClusterRecordCache extends GuardedRecordCache {
         }
         try {
             // The writes before it fail fast once one failed (the cache is then bypassed), so this is about the timeout.
-            done.get(2 * timeoutMillis + 100, TimeUnit.MILLISECONDS);
+            done.get(atMost.toMillis(), TimeUnit.MILLISECONDS);
             return true;
         } catch (ExecutionException | TimeoutException e) {
             return false;

@@ -128,7 +128,7 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
 
     @Override
     public void put(IdempotencyRecord finished, Duration atMost) {
-        later(() -> write(r -> r.put(finished, atMost)));
+        later(() -> writeOf(finished.scopedKey().cacheId(), r -> r.put(finished, atMost)));
     }
 
     @Override
@@ -138,7 +138,7 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
 
     @Override
     public void putLoaded(IdempotencyRecord finished, java.time.Instant readStarted) {
-        later(() -> write(r -> r.putLoaded(finished, readStarted)));
+        later(() -> writeOf(finished.scopedKey().cacheId(), r -> r.putLoaded(finished, readStarted)));
     }
 
     /**
@@ -161,6 +161,23 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
         try {
             write.accept(r);
         } catch (RuntimeException e) {
+            bypass(e);
+        }
+    }
+
+    /**
+     * A write of a key's record, as {@link #write}; one that fails may have landed before the failure (its write, then
+     * the check that undoes it after a clear): the key is remembered, and evicted before the cache is used again.
+     */
+    private void writeOf(String id, java.util.function.Consumer<InfinispanRecordCache> write) {
+        InfinispanRecordCache r = usable();
+        if (r == null) {
+            return;
+        }
+        try {
+            write.accept(r);
+        } catch (RuntimeException e) {
+            remember(id);
             bypass(e);
         }
     }
@@ -211,6 +228,20 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
         return true;
     }
 
+    /**
+     * As {@link #now(Runnable)}, waiting up to {@code atMost} for a write that may take long (a clear removes every
+     * entry, one by one).
+     */
+    boolean nowFor(Runnable write, Duration atMost) {
+        return now(write);
+    }
+
+    /**
+     * The longest a clear is waited for (about a second per few thousand entries on a replicated cache): past it this node
+     * bypasses the cache, and empties it again before it answers.
+     */
+    static final Duration CLEAR_WAIT = Duration.ofSeconds(InfinispanRecordCache.TOMBSTONE_LIFESPAN_SECONDS / 2);
+
     private void remember(String id) {
         if (pending.size() < MAX_PENDING) {
             pending.add(id);
@@ -245,7 +276,7 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
 
     @Override
     public void clear() {
-        if (!now(this::clearNow)) {
+        if (!nowFor(this::clearNow, CLEAR_WAIT)) {
             clearPending = true;
             bypass(new java.util.concurrent.RejectedExecutionException("the cache's writes did not finish in time"));
         }

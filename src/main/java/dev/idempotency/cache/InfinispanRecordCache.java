@@ -243,6 +243,10 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
                 return;
             }
             IdempotencyRecord there = present == null || isTombstone(present) ? null : verified(id, present);
+            if (there != null && clearedSince(knownAt(there))) {
+                cache.removeIf(id, present); // left from before the clear, not swept yet: gone, and nothing put over it
+                return;
+            }
             if (there != null && there.completedAt() != null && there.completedAt().toEpochMilli() >= finishedAt
                     && !laterSightingOf(there, finished)) {
                 return; // a record as new or newer (the key claimed anew after a deletion, on another node) stays
@@ -270,8 +274,9 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
     private static boolean laterSightingOf(IdempotencyRecord there, IdempotencyRecord update) {
         // The entry holds milliseconds: compared as such.
         return update.completedAt() != null && there.completedAt().toEpochMilli() == update.completedAt().toEpochMilli()
+                && update.firstSeen() != null && there.firstSeen() != null && update.lastSeen() != null && there.lastSeen() != null
                 && there.firstSeen().toEpochMilli() == update.firstSeen().toEpochMilli()
-                && there.fingerprint().equals(update.fingerprint()) && there.status() == update.status()
+                && java.util.Objects.equals(there.fingerprint(), update.fingerprint()) && there.status() == update.status()
                 && update.lastSeen().toEpochMilli() >= there.lastSeen().toEpochMilli();
     }
 
@@ -297,7 +302,7 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
     @Override
     public void putLoaded(IdempotencyRecord finished, java.time.Instant readStarted) {
         long lifespan = lifespanMillis(finished);
-        long asOf = readStarted == null ? Long.MIN_VALUE : readStarted.toEpochMilli();
+        long asOf = readStartedAt(readStarted, clock);
         if (lifespan <= 0 || embedded != null && clearedSince(asOf)) {
             return;
         }
@@ -336,10 +341,16 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
 
     /**
      * When what a finished record holds was last known to be the store's (epoch milliseconds): its last sighting (a
-     * completion's is its completion), else its completion; {@link Long#MIN_VALUE} when it says neither.
+     * completion's is its completion; an entry's is never later than its write), else its completion;
+     * {@link Long#MIN_VALUE} when it says neither.
      */
     static long knownAt(IdempotencyRecord r) {
         return r.lastSeen() != null ? r.lastSeen().toEpochMilli() : r.completedAt() != null ? r.completedAt().toEpochMilli() : Long.MIN_VALUE;
+    }
+
+    /** When a read whose start is not told is taken to have started: a tombstone's life ago (the longest a read may race). */
+    static long readStartedAt(java.time.Instant readStarted, Clock clock) {
+        return readStarted != null ? readStarted.toEpochMilli() : clock.millis() - TimeUnit.SECONDS.toMillis(TOMBSTONE_LIFESPAN_SECONDS);
     }
 
     /** How long an entry for the record may live: until the record expires; zero or less: not to be held. */

@@ -160,7 +160,7 @@ public final class LocalRecordCache implements ManagedRecordCache {
     @Override
     public void putLoaded(IdempotencyRecord finished, java.time.Instant readStarted) {
         long life = lifeNanos(finished);
-        long asOf = readStarted == null ? Long.MIN_VALUE : readStarted.toEpochMilli();
+        long asOf = InfinispanRecordCache.readStartedAt(readStarted, clock);
         if (life <= 0 || clearedSince(asOf)) {
             return;
         }

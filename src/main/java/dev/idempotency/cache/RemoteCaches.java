@@ -197,7 +197,13 @@ public final class RemoteCaches {
 
             @Override
             public void removeIf(String id, byte[] value) {
-                await(cache.removeAsync(id, value), timeout, "removing a cache entry");
+                // The client's own remove(key, value) compares arrays by identity, and a value read back is always a new
+                // array: compared here by content, then removed by the version read with it.
+                org.infinispan.client.hotrod.MetadataValue<byte[]> there = await(cache.getWithMetadataAsync(id), timeout,
+                        "reading a cache entry");
+                if (there != null && java.util.Arrays.equals(there.getValue(), value)) {
+                    await(cache.removeWithVersionAsync(id, there.getVersion()), timeout, "removing a cache entry");
+                }
             }
 
             @Override

@@ -402,7 +402,8 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
      * from here on, its request's end settles the claim if this filter and its writer never see the answer.
      */
     void answering(ContainerRequestContext request) {
-        if (request.getProperty(END) instanceof dev.idempotency.runtime.RequestEnd.Claims claims) {
+        // (none once the door took it: the response filters may run again for a response the writer's failure mapped)
+        if (request.getProperty(END) instanceof dev.idempotency.runtime.RequestEnd.Claims claims && request.getProperty(CLAIMED) != null) {
             claims.answering(request.getProperty(CLAIMED));
         }
     }

@@ -19,9 +19,9 @@ import java.util.function.BiFunction;
  * <li>A suspended response ({@code @Suspended AsyncResponse}): a {@link CompletionCallback}, which the runtime calls once
  *     the response was sent or failed.</li>
  * <li>A {@code CompletionStage}: the method returns a stage of the library's that completes with the resource's; the
- *     runtime's own processing of the answer hangs on it and runs, as runtimes do, on the thread that completes it, before
- *     that completion returns. Settled there only if the runtime began to process it (its response filters ran); a
- *     runtime that processes it elsewhere, later, is left to the library's filters as before.</li>
+ *     runtime's own processing of the answer hangs on it and runs, as RESTEasy and Jersey do, on the thread that completes
+ *     it, before that completion returns. Settled there only if the runtime processed it on that very thread (its first
+ *     response filter ran there); a runtime that processes it on another thread is left to the library's filters.</li>
  * </ul>
  * Only for a resource the container intercepts (a CDI bean, as JAX-RS resources are in an application with CDI): its
  * {@code @Idempotent} interceptor hands the method's arguments and result here.
@@ -51,7 +51,7 @@ final class LaterAnswers {
                 } else {
                     answer.complete(value);
                 }
-                if (end.isAnswering(claim)) {
+                if (end.answeredHere(claim)) { // processed on this thread, within complete(): over by now
                     end.settleLeftOpen(claim);
                 }
             });

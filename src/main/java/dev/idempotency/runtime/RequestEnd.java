@@ -4,7 +4,6 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.RequestScoped;
 
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.logging.Level;
@@ -63,8 +62,8 @@ public class RequestEnd {
          * first dispatch ends, which may come before the answer, but once the answer was processed.
          */
         private final Map<Object, Runnable> later = new ConcurrentHashMap<>(2);
-        /** Of those, the ones whose answer the runtime began to process (its response filters run). */
-        private final Set<Object> answering = ConcurrentHashMap.newKeySet(2);
+        /** Of those, the ones whose answer the runtime began to process (its response filters run), and on which thread. */
+        private final Map<Object, Thread> answering = new ConcurrentHashMap<>(2);
         /** How the door follows an answer that comes later: the method's arguments and result, to the result to return. */
         private volatile BiFunction<Object[], Object, Object> watcher;
 
@@ -99,16 +98,19 @@ public class RequestEnd {
             return w == null ? result : w.apply(arguments, result);
         }
 
-        /** The runtime began to process the claim's answer: its response filters run, on the thread that answers. */
+        /** The runtime began to process the claim's answer: its response filters run, on this thread. */
         public void answering(Object claim) {
-            if (later.containsKey(claim)) {
-                answering.add(claim);
+            if (claim != null && later.containsKey(claim)) {
+                answering.putIfAbsent(claim, Thread.currentThread());
             }
         }
 
-        /** Whether the runtime began to process the claim's answer ({@link #answering}). */
-        public boolean isAnswering(Object claim) {
-            return answering.contains(claim);
+        /**
+         * Whether the runtime began to process the claim's answer on this thread ({@link #answering}): called once that
+         * thread is past it, the processing is over, whatever became of it. One begun on another thread may still run.
+         */
+        public boolean answeredHere(Object claim) {
+            return answering.get(claim) == Thread.currentThread();
         }
 
         /** The claim's answer was processed: if its door did not take the claim, it is settled now. */
@@ -135,10 +137,13 @@ public class RequestEnd {
                     run(settle);
                 }
             }
-            // An answer that came later but was processed before the request's context ended (a stage already complete
-            // when returned), and that the door did not take: settled here. One still to come is the watcher's.
-            for (Object claim : answering) {
-                settleLeftOpen(claim);
+            // An answer that came later but was processed on this thread before the request's context ended (a stage
+            // already complete when returned), and that the door did not take: settled here. One still to come, or under
+            // way on another thread, is the watcher's.
+            for (Object claim : answering.keySet()) {
+                if (answeredHere(claim)) {
+                    settleLeftOpen(claim);
+                }
             }
         }
 

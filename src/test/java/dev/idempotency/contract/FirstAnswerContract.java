@@ -116,6 +116,9 @@ abstract class FirstAnswerContract {
                         .withAction(1, Action.just("restart a node", Transformer.mutate("restart node 0", w -> w.restart(0))))
                         .withAction(1, Action.just("cut the shared cache", Transformer.mutate("the shared cache's members stop answering", w -> w.cut(true))))
                         .withAction(1, Action.just("heal the shared cache", Transformer.mutate("the shared cache answers again", w -> w.cut(false))))
+                        .withAction(1, new ManageStep())
+                        .withAction(2, new SightStep())
+                        .withAction(1, Action.just("a few seconds pass", Transformer.mutate("clock +3 s", w -> w.step(Duration.ofSeconds(3)))))
                         .withAction(1, Action.just("step past the lease", Transformer.mutate("clock +45 s", w -> w.step(Duration.ofSeconds(45)))))
                         .withAction(1, Action.just("step past the ttl", Transformer.mutate("clock +2 h (past the ttl)", w -> w.step(Duration.ofHours(2)))))
                         .withMaxTransformations(24));
@@ -177,6 +180,35 @@ abstract class FirstAnswerContract {
             return Arbitraries.integers().between(0, 2).map(key -> Transformer.mutate(
                     "a duplicate of k" + key + " waits past the statement bound",
                     w -> w.race(key, 2, Outcome.HOLDS_PAST_THE_STATEMENT_BOUND, false, false)));
+        }
+    }
+
+    /** An operator, between the calls, on a node: every record deleted, or exported, deleted and imported again. */
+    static final class ManageStep implements Action.Dependent<World> {
+        @Override
+        public boolean precondition(World world) {
+            return world.manageable();
+        }
+
+        @Override
+        public Arbitrary<Transformer<World>> transformer(World world) {
+            return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.of(false, true))
+                    .as((node, restore) -> Transformer.mutate((restore ? "restore the records on node " : "delete every record on node ") + node,
+                            w -> w.manage(node, restore)));
+        }
+    }
+
+    /** {@code IdempotencyManager.check} of one of two sighting ids, on a node (the manager's door). */
+    static final class SightStep implements Action.Dependent<World> {
+        @Override
+        public boolean precondition(World world) {
+            return world.sights();
+        }
+
+        @Override
+        public Arbitrary<Transformer<World>> transformer(World world) {
+            return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 1))
+                    .as((node, id) -> Transformer.mutate("node " + node + " checks sighting " + id, w -> w.sight(node, id)));
         }
     }
 

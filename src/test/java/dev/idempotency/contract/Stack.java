@@ -79,6 +79,11 @@ final class Stack implements AutoCloseable {
     World world(ClaimMode mode, Door door, CacheKind cache, boolean boundedStatements) {
         cut.set(false);
         shared.clear();
+        try (java.sql.Statement st = reader.createStatement()) {
+            st.executeUpdate("delete from idempotency_record"); // each world's operator deletes its own records only
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
         // As the library guards a clustered cache: bounded, bypassed while it fails, its writes off the caller's thread.
         return new World(this, "w" + worlds.incrementAndGet(), mode, door, cache,
                 (clock, signals) -> ClusterRecordCache.start(new InfinispanRecordCache(cuttable, clock, signals, KEYS), TUNING),

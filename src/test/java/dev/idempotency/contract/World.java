@@ -200,6 +200,7 @@ final class World implements AutoCloseable {
 
     void flush(int node) {
         steps.add("flush " + node);
+        disturbed.addAll(sightings.keySet());
         at(node).flush();
         afterEveryStep.accept(this);
     }
@@ -210,6 +211,7 @@ final class World implements AutoCloseable {
      */
     void cut(boolean cut) {
         steps.add(cut ? "cut the shared cache" : "the shared cache answers again");
+        disturbed.addAll(sightings.keySet());
         stack.cut(cut);
         this.cut = cut;
         if (!cut) {
@@ -234,6 +236,7 @@ final class World implements AutoCloseable {
 
     void restart(int node) {
         steps.add("restart " + node);
+        disturbed.addAll(sightings.keySet());
         int i = door.singleNode() ? 0 : node;
         nodes[i].close();
         nodes[i] = node(i);
@@ -249,7 +252,82 @@ final class World implements AutoCloseable {
         if (d.compareTo(policy.ttl()) >= 0) {
             epoch++;
             answered.clear();
+            sightings.clear();
+            for (Map<String, Instant> seen : seenOn) {
+                seen.clear();
+            }
         }
+        afterEveryStep.accept(this);
+    }
+
+    /** Whether this world's nodes take an operator's management calls (not on a cache of each node's own; see {@link #manage}). */
+    boolean manageable() {
+        return cacheKind != CacheKind.PER_NODE && nodes[0].management() != null;
+    }
+
+    /**
+     * An operator's call between the calls. Deleting every record makes every key new (as the clock past the time to
+     * live does): its next call runs, and no node answers the deleted answer, from its cache or the store. A restore
+     * (export, delete, import) changes no key's answer. Not in worlds with a cache of each node's own: there a record one
+     * node deletes is replayed by the other until its copy is {@code cache.local-max-age} old, as the guide says.
+     */
+    void manage(int node, boolean restore) {
+        steps.add((restore ? "restore (export, delete all, import) on " : "delete every record on ") + node);
+        Management m = at(node).management();
+        if (restore) {
+            m.restore();
+        } else {
+            m.deleteAll();
+            epoch++;
+            answered.clear();
+            sightings.clear();
+            for (Map<String, Instant> seen : seenOn) {
+                seen.clear();
+            }
+        }
+        afterEveryStep.accept(this);
+    }
+
+    /** When each sighting id was last seen, by any node, and by each node. */
+    private final Map<String, Instant> sightings = new HashMap<>();
+    @SuppressWarnings("unchecked")
+    private final Map<String, Instant>[] seenOn = new Map[] {new HashMap<String, Instant>(), new HashMap<String, Instant>()};
+    /** Sighting ids whose "last seen" may lag a node's sighting: the cache was flushed, cut or restarted since. */
+    private final Set<String> disturbed = new HashSet<>();
+
+    /** Whether this world's door is the manager, whose nodes answer sightings ({@code IdempotencyManager.check}). */
+    boolean sights() {
+        return door == Door.MANAGER;
+    }
+
+    /**
+     * {@code IdempotencyManager.check} of a sighting id on a node: "seen" exactly when some node saw it in the record's
+     * life, and the time since it was last seen never shorter than the truth nor longer than since this node's own last
+     * sighting; without a cache, and on a shared cache left alone since the last sighting, exactly the truth.
+     */
+    void sight(int node, int id) {
+        String name = prefix + "-seen-" + id;
+        steps.add("node " + node + " checks " + name);
+        dev.idempotency.IdempotencyManager.Check c = ((WeldNode) at(node)).check(name);
+        Instant now = clock.instant();
+        Instant last = sightings.get(name);
+        require(c.seen() == (last != null), name + " is seen exactly when a node saw it before: " + c);
+        if (last != null) {
+            Duration reported = c.sinceLastSeen().orElseThrow(() -> new AssertionError("seen, with no age: " + c));
+            Duration truth = Duration.between(last, now);
+            require(reported.compareTo(truth) >= 0, name + " was last seen " + truth + " ago, not " + reported);
+            Instant own = seenOn[node].get(name);
+            if (own != null) {
+                require(reported.compareTo(Duration.between(own, now)) <= 0, name + ": this node saw it "
+                        + Duration.between(own, now) + " ago, yet it answers " + reported);
+            }
+            if (cacheKind == CacheKind.NONE || cacheKind == CacheKind.SHARED && !cut && !disturbed.contains(name)) {
+                require(reported.equals(truth), name + " was last seen " + truth + " ago (by any node), not " + reported);
+            }
+        }
+        sightings.put(name, now);
+        seenOn[node].put(name, now);
+        disturbed.remove(name);
         afterEveryStep.accept(this);
     }
 
@@ -530,6 +608,37 @@ final class World implements AutoCloseable {
         default RecordCache cache() {
             return RecordCache.NONE;
         }
+
+        /** An operator's management call on this node ({@code null}: the door has none here). */
+        default Management management() {
+            return null;
+        }
+    }
+
+    /** What an operator does to the records, through the manager (CDI nodes) or the engine as the manager calls it. */
+    interface Management {
+        /** Deletes every record but a live claim; each deleted key leaves the cache. */
+        void deleteAll();
+
+        /** Exports every record, deletes them, imports the export (a restore): every key keeps its answer. */
+        void restore();
+    }
+
+    /** The engine as {@code IdempotencyManager} calls it. */
+    private static Management management(IdempotencyEngine engine) {
+        return new Management() {
+            @Override
+            public void deleteAll() {
+                engine.delete(new dev.idempotency.spi.Deletion.All(), 2);
+            }
+
+            @Override
+            public void restore() {
+                List<IdempotencyRecord> all = engine.all();
+                engine.delete(new dev.idempotency.spi.Deletion.All(), 2);
+                engine.importAll(all);
+            }
+        };
     }
 
     /** The engine called as a door calls it: a method's run (with or without the caller's transaction), the HTTP filter's hold and settle. */
@@ -562,6 +671,11 @@ final class World implements AutoCloseable {
         @Override
         public void flush() {
             engine.flushCache();
+        }
+
+        @Override
+        public Management management() {
+            return World.management(engine);
         }
 
         @Override
@@ -775,6 +889,37 @@ final class World implements AutoCloseable {
         @Override
         public void flush() {
             manager.flushCache();
+        }
+
+        @Override
+        public Management management() {
+            return new Management() {
+                @Override
+                public void deleteAll() {
+                    manager.clear();
+                }
+
+                @Override
+                public void restore() {
+                    try {
+                        java.nio.file.Path file = java.nio.file.Files.createTempFile("contract-export", ".jsonl");
+                        try {
+                            manager.export(file);
+                            manager.clear();
+                            manager.importFrom(file);
+                        } finally {
+                            java.nio.file.Files.deleteIfExists(file);
+                        }
+                    } catch (java.io.IOException e) {
+                        throw new AssertionError(e);
+                    }
+                }
+            };
+        }
+
+        /** {@code IdempotencyManager.check} of a sighting id. */
+        dev.idempotency.IdempotencyManager.Check check(String id) {
+            return manager.check(dev.idempotency.RequestKey.of(id));
         }
 
         @Override
