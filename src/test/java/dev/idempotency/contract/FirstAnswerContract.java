@@ -117,7 +117,7 @@ abstract class FirstAnswerContract {
                         .withAction(1, Action.just("cut the shared cache", Transformer.mutate("the shared cache's members stop answering", w -> w.cut(true))))
                         .withAction(1, Action.just("heal the shared cache", Transformer.mutate("the shared cache answers again", w -> w.cut(false))))
                         .withAction(1, new ManageStep())
-                        .withAction(2, new SightStep())
+                        .withAction(6, new SightStep())
                         .withAction(1, Action.just("a few seconds pass", Transformer.mutate("clock +3 s", w -> w.step(Duration.ofSeconds(3)))))
                         .withAction(1, Action.just("step past the lease", Transformer.mutate("clock +45 s", w -> w.step(Duration.ofSeconds(45)))))
                         .withAction(1, Action.just("step past the ttl", Transformer.mutate("clock +2 h (past the ttl)", w -> w.step(Duration.ofHours(2)))))

@@ -163,4 +163,42 @@ class FirstAnswerRegressionTest {
             }
         });
     }
+
+    /**
+     * Sightings taking turns on two nodes of a shared cache: each node's "last seen" is the other's latest sighting. A
+     * sighting answered from the cache did not move the cached entry (it kept the first), so the third answered the time
+     * since the first.
+     */
+    @org.junit.jupiter.api.Test
+    void sightingsOnTwoNodesOfASharedCacheAgreeOnLastSeen() {
+        run(ClaimMode.ATOMIC, Door.MANAGER, CacheKind.SHARED, w -> {
+            for (int i = 0; i < 4; i++) {
+                w.sight(i % 2, 0);
+                w.step(java.time.Duration.ofSeconds(3));
+            }
+        });
+    }
+
+    /**
+     * An operator deletes every record between calls, then restores an export: after the deletion no node answers a
+     * deleted answer (from its cache or the store), the next call runs; after the restore every key keeps its answer.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Door.class, names = {"METHOD", "INTERCEPTOR", "MANAGER", "RECORD"})
+    void anOperatorsDeletionAndRestoreBetweenCalls(Door door) {
+        for (CacheKind cache : new CacheKind[] {CacheKind.NONE, CacheKind.SHARED}) {
+            run(ClaimMode.ATOMIC, door, cache, w -> {
+                w.call(0, 0, "A", Outcome.OK);
+                w.call(1, 0, "A", Outcome.OK);
+                w.manage(0, false);
+                w.call(1, 0, "A", Outcome.OK);
+                w.call(0, 0, "A", Outcome.OK);
+                w.manage(1, true);
+                w.call(0, 0, "A", Outcome.OK);
+                w.call(1, 0, "A", Outcome.OK);
+            });
+            world.close();
+            world = null;
+        }
+    }
 }
