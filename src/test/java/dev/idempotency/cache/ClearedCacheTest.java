@@ -74,6 +74,22 @@ class ClearedCacheTest {
         assertThat(answer(onA, key)).as("read after the clear: cached, on every node").isEqualTo("imported");
     }
 
+    /**
+     * Without a clear, a key's own tombstone does the same: a record node B read before node A released or deleted the
+     * key is not cached over the tombstone, on either node, however late its put comes; a completion after it is.
+     */
+    @Test
+    void aTombstoneKeepsOutARecordReadBeforeTheRelease() {
+        ScopedKey key = new ScopedKey("payments", "erin", "released-" + System.nanoTime());
+        IdempotencyRecord read = CacheManagersTest.finishedAt(key, CLOCK.instant().minusSeconds(5), "read before the release");
+        onA.evict(key);
+        onB.putLoaded(read, CLOCK.instant().plusSeconds(1)); // no clear since: only the tombstone keeps it out
+        assertThat(answer(onA, key)).as("node A").isNull();
+        assertThat(answer(onB, key)).as("node B").isNull();
+        onB.put(CacheManagersTest.finishedAt(key, CLOCK.instant().plusSeconds(1), "claimed anew"));
+        assertThat(answer(onA, key)).as("a completion after the release").isEqualTo("claimed anew");
+    }
+
     /** A key deleted on node A (its tombstone), then a flush (the tombstone goes too), then B's late completion. */
     @Test
     void aLateCompletionOfADeletedKeyStaysOutAfterAFlush() {
