@@ -319,6 +319,10 @@ abstract class FirstAnswerContract {
          * Writes its row, then holds its transaction (and its claim) open past the store's statement bound before it
          * answers: a duplicate meanwhile waits on it longer than any plain statement may take.
          */
-        HOLDS_PAST_THE_STATEMENT_BOUND
+        HOLDS_PAST_THE_STATEMENT_BOUND,
+        /** HTTP: writes its row and answers a body over the filter's size cap (kept without it, before it is sent). */
+        ANSWERS_OVER_THE_CAP,
+        /** HTTP: writes its row, marks its transaction for rollback, answers a body over the cap: none of it is sent. */
+        ANSWERS_OVER_THE_CAP_ROLLBACK_ONLY
     }
 }

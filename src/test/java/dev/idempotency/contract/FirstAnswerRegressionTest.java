@@ -201,4 +201,23 @@ class FirstAnswerRegressionTest {
             world = null;
         }
     }
+
+    /**
+     * Answers over the HTTP filter's size cap, in each claim mode: sent whole once kept (status and headers), replayed
+     * without the body; one whose transaction was marked for rollback sends none of itself (a 500), and its retry runs.
+     * The success's body went out before the commit decided, before the answer was kept first.
+     */
+    @ParameterizedTest
+    @EnumSource(value = ClaimMode.class, names = {"ATOMIC", "OPTIMISTIC", "LEASED"})
+    void answersOverTheCapAreSentOnlyOnceKept(ClaimMode mode) {
+        run(mode, Door.HTTP_FILTER, CacheKind.PER_NODE, w -> {
+            w.call(0, 0, "A", Outcome.ANSWERS_OVER_THE_CAP);
+            w.call(0, 0, "A", Outcome.OK);
+            if (mode != ClaimMode.LEASED) {
+                w.call(0, 1, "A", Outcome.ANSWERS_OVER_THE_CAP_ROLLBACK_ONLY);
+                w.call(0, 1, "A", Outcome.OK);
+                w.call(0, 1, "A", Outcome.OK);
+            }
+        });
+    }
 }

@@ -184,6 +184,13 @@ final class World implements AutoCloseable {
         if (door.http() && mode != ClaimMode.LEASED) {
             o.add(Outcome.WRITER_FAILS);
         }
+        if (door == Door.HTTP_FILTER) {
+            // the resource's answer outgrows the filter's size cap (the world's idempotency.max-response-size)
+            o.add(Outcome.ANSWERS_OVER_THE_CAP);
+            if (transactional()) {
+                o.add(Outcome.ANSWERS_OVER_THE_CAP_ROLLBACK_ONLY);
+            }
+        }
         return new ArrayList<>(o);
     }
 
@@ -949,6 +956,10 @@ final class World implements AutoCloseable {
      * request's thread: {@code 201} and its answer, {@code 400} and a failure the filter keeps (a 4xx), {@code 503} for one
      * it does not (a 5xx), a success marked for rollback, or a {@code 201} whose entity the writer cannot write.
      */
+    /** The HTTP door's size cap ({@code idempotency.max-response-size}), and where an answer over it names its value. */
+    static final long CAP = 4096;
+    static final String OVER_THE_CAP = "/over-the-cap/";
+
     private final class HttpNode implements Node {
         private final dev.idempotency.http.ContractServer server;
         /** The calls under way, by the id their request carries; the ids of those whose work ran. */
@@ -959,6 +970,7 @@ final class World implements AutoCloseable {
         HttpNode() {
             Map<String, String> config = new HashMap<>();
             config.put("idempotency.node-id", prefix + "-node-0");
+            config.put("idempotency.max-response-size", String.valueOf(CAP));
             config.put("idempotency.cache.mode", cacheKind == CacheKind.PER_NODE ? "local" : "none");
             config.put("idempotency.cache.secret", Stack.SECRET);
             // a shared cache that failed is probed again at the next call, not after 5 s: schedules are quick
@@ -988,6 +1000,16 @@ final class World implements AutoCloseable {
             boolean replayed = r.headers().firstValue("Idempotent-Replayed").filter("true"::equals).isPresent();
             boolean workRan = ran.remove(id);
             int status = r.statusCode();
+            java.util.Optional<String> overTheCap = r.headers().firstValue("Location").filter(l -> l.contains(OVER_THE_CAP));
+            if (status == 201 && overTheCap.isPresent()) {
+                // An answer over the cap: the value it named; sent whole the first time, its status and headers alone
+                // on a replay.
+                String value = overTheCap.get().substring(overTheCap.get().indexOf(OVER_THE_CAP) + OVER_THE_CAP.length());
+                require(replayed ? r.body().isEmpty() : r.body().startsWith(value + " ") && r.body().length() > CAP,
+                        "an answer over the cap is sent whole, and replayed without its body: " + r.body().length() + " bytes");
+                return replayed && !workRan ? Answer.replayed("ok:" + value)
+                        : workRan && !replayed ? new Answer(false, true, true, "ok:" + value, false, false, null) : unknown(r, workRan);
+            }
             if (replayed && !workRan && (status == 201 || status == 400)) {
                 return Answer.replayed((status == 201 ? "ok:" : "fail:") + r.body());
             }
@@ -1005,7 +1027,8 @@ final class World implements AutoCloseable {
                 case 503 -> outcome == Outcome.THROWS_RELEASED && workRan && r.body().startsWith("failure-")
                         ? new Answer(false, true, false, null, false, false, null) : unknown(r, workRan);
                 // rolled back: a success marked for rollback, or one whose writer failed
-                case 500 -> (outcome == Outcome.ROLLBACK_ONLY || outcome == Outcome.WRITER_FAILS) && workRan
+                case 500 -> (outcome == Outcome.ROLLBACK_ONLY || outcome == Outcome.WRITER_FAILS
+                        || outcome == Outcome.ANSWERS_OVER_THE_CAP_ROLLBACK_ONLY) && workRan && !r.body().contains("answer-")
                         ? new Answer(false, true, false, null, false, false, null) : unknown(r, workRan);
                 default -> unknown(r, workRan);
             };
@@ -1025,6 +1048,12 @@ final class World implements AutoCloseable {
                     return jakarta.ws.rs.core.Response.status(201).entity(new dev.idempotency.http.PaymentsResource.Unwritable())
                             .type(jakarta.ws.rs.core.MediaType.APPLICATION_JSON).build();
                 }
+                if (outcome == Outcome.ANSWERS_OVER_THE_CAP || outcome == Outcome.ANSWERS_OVER_THE_CAP_ROLLBACK_ONLY) {
+                    // The answer names its value where a replay carries it (Location); its body is over the cap, so
+                    // the filter keeps the status and headers alone, before any of it is sent.
+                    return jakarta.ws.rs.core.Response.status(201).header("Location", OVER_THE_CAP + value)
+                            .entity(value + " " + "x".repeat((int) CAP)).build();
+                }
                 return jakarta.ws.rs.core.Response.status(201).entity(value).build();
             } catch (ContractApplication.Kept kept) {
                 return jakarta.ws.rs.core.Response.status(400).entity(kept.getMessage()).build();
@@ -1040,14 +1069,21 @@ final class World implements AutoCloseable {
             try (java.io.DataInputStream in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(stored))) {
                 in.readByte(); // the stored form's version
                 int status = in.readShort();
-                in.readBoolean();
+                boolean bodyOmitted = in.readBoolean();
                 int headers = in.readShort();
+                String location = null;
                 for (int i = 0; i < headers; i++) {
-                    in.readUTF();
-                    in.readUTF();
+                    String name = in.readUTF();
+                    String value = in.readUTF();
+                    if (name.equalsIgnoreCase("Location")) {
+                        location = value;
+                    }
                 }
                 byte[] body = new byte[in.readInt()];
                 in.readFully(body);
+                if (bodyOmitted && location != null && location.contains(OVER_THE_CAP)) {
+                    return "ok:" + location.substring(location.indexOf(OVER_THE_CAP) + OVER_THE_CAP.length());
+                }
                 return (status < 300 ? "ok:" : "fail:") + new String(body, StandardCharsets.UTF_8);
             } catch (java.io.IOException e) {
                 throw new AssertionError("not a stored response", e);
@@ -1202,7 +1238,7 @@ final class World implements AutoCloseable {
                 // Rows of work that answers (and, over HTTP or through the manager, of one whose failure is stored as
                 // the answer) are OK rows.
                 boolean answers = outcome == Outcome.OK || outcome == Outcome.WRITER_FAILS || outcome == Outcome.NESTED_ACK_COMMITS
-                        || outcome == Outcome.HOLDS_PAST_THE_STATEMENT_BOUND
+                        || outcome == Outcome.HOLDS_PAST_THE_STATEMENT_BOUND || outcome == Outcome.ANSWERS_OVER_THE_CAP
                         || (door.http() || door == Door.MANAGER) && outcome == Outcome.THROWS_KEPT;
                 if (outcome == Outcome.CALLERS_TRANSACTION_TIMES_OUT) {
                     // As the reaper does at the timeout: rolled back from another thread, still this thread's. The work
@@ -1219,7 +1255,7 @@ final class World implements AutoCloseable {
                 switch (outcome) {
                     case THROWS_KEPT -> throw new ContractApplication.Kept("failure-" + n);
                     case THROWS_RELEASED -> throw new ContractApplication.Released("failure-" + n);
-                    case ROLLBACK_ONLY -> env.tsr.setRollbackOnly();
+                    case ROLLBACK_ONLY, ANSWERS_OVER_THE_CAP_ROLLBACK_ONLY -> env.tsr.setRollbackOnly();
                     case HOLDS_PAST_THE_STATEMENT_BOUND -> {
                         CountDownLatch held = holding;
                         if (held != null) {
