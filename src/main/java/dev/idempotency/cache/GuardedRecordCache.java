@@ -237,8 +237,8 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
     }
 
     /**
-     * The longest a clear is waited for (about a second per 10,000 entries on a replicated cache of two nodes): past it this node
-     * bypasses the cache, and empties it again before it answers.
+     * The longest a clear is waited for (about a second per 10,000 entries on a replicated cache of two nodes): past it
+     * this node bypasses the cache, and empties it again before it answers.
      */
     static final Duration CLEAR_WAIT = Duration.ofSeconds(InfinispanRecordCache.TOMBSTONE_LIFESPAN_SECONDS / 2);
 
