@@ -327,8 +327,8 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
 
     /**
      * An entry just written whose state may predate a clear made meanwhile: removed again (the clear writes its mark
-     * after emptying the cache and then sweeps what was written in between; a write either sees the mark here, or
-     * was there for the sweep to see).
+     * first and then removes the entries it meets; a write either sees the mark here, or was there for the clear to
+     * meet).
      */
     private void undoIfClearedSince(long asOf, String id, byte[] entry) {
         if (clearedSince(asOf)) {
@@ -470,7 +470,6 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
             }
         });
     }
-
 
     @Override
     public int size() {
