@@ -32,7 +32,8 @@ import java.util.logging.Logger;
  * cache never outlives its record. A completion ({@link #put}) replaces a tombstone written before the record
  * finished (a key claimed anew after its release or deletion); on a clustered cache, whose completions are written
  * after the commit by a thread of their own, one written at or after it stays (the key was released or deleted
- * after the record finished, while its write waited).
+ * after the record finished, while its write waited). A clear (a flush, an import) leaves one such mark for the whole
+ * cache ({@link #clear}): for as long as a tombstone lives, a record read or last seen before it is not taken.
  *
  * <p>Every record entry of a clustered cache, or of one whose keys come from a secret, carries an HMAC-SHA-256 over its
  * scope, key and content ({@link RecordBytes}), keyed by the cache's {@link CacheKeys}, and is checked when a node first
