@@ -29,7 +29,7 @@ import java.util.logging.Logger;
  *
  * <p>A known id is answered from the cache, with no SQL: its entry carries the last sighting, and the store
  * learns it <em>behind</em>, in one batch a flush interval ({@link SightingRecords#recordSightings}),
- * and at shutdown. So a cache that was flushed or evicted the id, a node that never saw it, and {@code cache.mode=none}
+ * and at shutdown (a sighting the store answers, at once). So a cache that was flushed or evicted the id, a node that never saw it, and {@code cache.mode=none}
  * (every sighting written at once) all read the last sighting from the store. When the cache is each node's own
  * ({@code local} mode on several nodes), an entry is trusted for its bound only, after which the store
  * answers again with what every node recorded: that bounds by how much two nodes' "last seen" can differ.
@@ -91,11 +91,10 @@ final class Sightings {
             IdempotencyRecord existing = ((Claim.Existing) claim).record();
             Instant pending = behind.get(id);
             Instant before = pending != null && pending.isAfter(existing.lastSeen()) ? pending : existing.lastSeen();
-            if (writeBehind && engine.hasCache()) {
-                later(id, now);
-            } else {
-                record(Map.of(id, now));
-            }
+            // Recorded at once: a sighting the store answers is one the cache did not (a miss, a cache that does not
+            // take it just after a flush), so no node's cache carries it either; behind, another node reading the store
+            // within the flush interval would miss it.
+            record(Map.of(id, now));
             return new Seen(existing.toBuilder().lastSeen(now).response(NOT_NOTED).build(), true, before);
         });
         IdempotencyRecord known = seen.known();

@@ -220,4 +220,20 @@ class FirstAnswerRegressionTest {
             }
         });
     }
+
+    /**
+     * A sighting on one node just after a restore (its clear) on the other: the shared cache does not take a record
+     * within the clear's clock margin, so the store answered it, and learnt it only a second later; the other node's
+     * sighting, from the store, answered the time since the one before. Found by the generated suite (1,374th schedule).
+     */
+    @org.junit.jupiter.api.Test
+    void aSightingJustAfterARestoreIsSeenOnTheOtherNode() {
+        run(ClaimMode.ATOMIC, Door.MANAGER, CacheKind.SHARED, w -> {
+            w.sight(0, 0);
+            w.step(java.time.Duration.ofSeconds(6));
+            w.manage(0, true);
+            w.sight(1, 0);
+            w.sight(0, 0);
+        });
+    }
 }
