@@ -245,8 +245,10 @@ public final class InfinispanRecordCache implements ManagedRecordCache {
             }
             IdempotencyRecord there = present == null || isTombstone(present) ? null : verified(id, present);
             if (there != null && clearedSince(knownAt(there))) {
-                cache.removeIf(id, present); // left from before the clear, not swept yet: gone, and nothing put over it
-                return;
+                // Known only from before the clear (left from before it, or read from the store since with an old "last
+                // seen"): not kept as "as new or newer"; this write, known since the clear, takes the id.
+                cache.removeIf(id, present);
+                continue;
             }
             if (there != null && there.completedAt() != null && there.completedAt().toEpochMilli() >= finishedAt
                     && !laterSightingOf(there, finished)) {

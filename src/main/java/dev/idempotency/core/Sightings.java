@@ -94,7 +94,13 @@ final class Sightings {
             // Recorded at once: a sighting the store answers is one the cache did not (a miss, a cache that does not
             // take it just after a flush), so no node's cache carries it either; behind, another node reading the store
             // within the flush interval would miss it.
-            record(Map.of(id, now));
+            try {
+                record(Map.of(id, now));
+            } catch (RuntimeException e) {
+                // the sighting was answered; its "seen now" goes behind, as a cached one does (counted once, in record)
+                LOG.log(Level.FINE, "Could not record a sighting at once; it goes with the next batch", e);
+                later(id, now);
+            }
             return new Seen(existing.toBuilder().lastSeen(now).response(NOT_NOTED).build(), true, before);
         });
         IdempotencyRecord known = seen.known();
