@@ -128,7 +128,7 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
 
     @Override
     public void put(IdempotencyRecord finished, Duration atMost) {
-        later(() -> writeOf(finished.scopedKey().cacheId(), r -> r.put(finished, atMost)));
+        later(() -> write(finished.scopedKey().cacheId(), r -> r.put(finished, atMost)));
     }
 
     @Override
@@ -138,7 +138,7 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
 
     @Override
     public void putLoaded(IdempotencyRecord finished, java.time.Instant readStarted) {
-        later(() -> writeOf(finished.scopedKey().cacheId(), r -> r.putLoaded(finished, readStarted)));
+        later(() -> write(finished.scopedKey().cacheId(), r -> r.putLoaded(finished, readStarted)));
     }
 
     /**
@@ -154,22 +154,15 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
 
     /** One write on the cache in use; none while it is bypassed; a failure bypasses it. */
     final void write(java.util.function.Consumer<InfinispanRecordCache> write) {
-        InfinispanRecordCache r = usable();
-        if (r == null) {
-            return;
-        }
-        try {
-            write.accept(r);
-        } catch (RuntimeException e) {
-            bypass(e);
-        }
+        write(null, write);
     }
 
     /**
-     * A write of a key's record, as {@link #write}; one that fails may have landed before the failure (its write, then
-     * the check that undoes it after a clear): the key is remembered, and evicted before the cache is used again.
+     * As {@link #write(java.util.function.Consumer)}, for a write of a key's record: one that fails may have landed
+     * before the failure (its write, then the check that undoes it after a clear), so the key is remembered, and evicted
+     * before the cache is used again.
      */
-    private void writeOf(String id, java.util.function.Consumer<InfinispanRecordCache> write) {
+    private void write(String id, java.util.function.Consumer<InfinispanRecordCache> write) {
         InfinispanRecordCache r = usable();
         if (r == null) {
             return;
@@ -177,7 +170,9 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
         try {
             write.accept(r);
         } catch (RuntimeException e) {
-            remember(id);
+            if (id != null) {
+                remember(id);
+            }
             bypass(e);
         }
     }
