@@ -106,10 +106,13 @@ public interface IdempotencyManager {
     /**
      * Reads an export back: every record is read and checked first, then all are written in one
      * transaction, replacing records with the same keys. A file that cannot be read, is corrupt, or holds
-     * fewer records than its header says changes nothing.
+     * fewer records than its header says changes nothing. Not imported: a claim (a call that was running when
+     * the file was written: the key holds what came of it), a record expired by now, and a record whose key
+     * holds an answer completed later (the key's answer since, which callers were given).
      *
      * @param file an export written by {@link #export}
-     * @return how many records were imported
+     * @return how many of the file's records were imported: the finished ones not expired (each written unless
+     *         its key holds a later answer)
      * @throws IdempotencyTransferException when the file cannot be imported
      */
     int importFrom(Path file);

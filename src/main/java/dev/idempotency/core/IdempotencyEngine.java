@@ -418,8 +418,12 @@ public final class IdempotencyEngine {
     }
 
     /**
-     * Writes records as they are (an import): replaces records with the same keys, never a claim whose lease is alive
-     * (nothing is written then); the cache is emptied.
+     * Writes finished records as they are (an import): replaces records with the same keys, never a claim whose lease is
+     * alive (nothing is written then), never a finished record completed later than the imported one; the cache is
+     * emptied. Not written: a claim in the records (a call that was running when they were exported: it has finished or
+     * given up since, and its key holds what came of it, a kept answer that the stale claim would replace, letting the
+     * work run again, or nothing), and a record already expired (its key is new again; written, it would replace the
+     * answer of the key's present life).
      *
      * @throws dev.idempotency.spi.StoreManagement.LiveClaimException a record's key is claimed by a call still running
      */
@@ -427,10 +431,19 @@ public final class IdempotencyEngine {
         importEach(records);
     }
 
-    /** As {@link #importAll}, the records read one at a time as they are written (an import of any size). */
-    public void importEach(Iterable<IdempotencyRecord> records) {
-        management("import records").importEach(records, clock.instant());
+    /**
+     * As {@link #importAll}, the records read one at a time as they are written (an import of any size).
+     *
+     * @return how many records were handed to the store: the finished ones not expired
+     */
+    public int importEach(Iterable<IdempotencyRecord> records) {
+        Instant now = clock.instant();
+        java.util.concurrent.atomic.AtomicInteger written = new java.util.concurrent.atomic.AtomicInteger();
+        Iterable<IdempotencyRecord> finishedAndLive = () -> java.util.stream.StreamSupport.stream(records.spliterator(), false)
+                .filter(r -> r.isFinished() && !r.isExpired(now)).peek(r -> written.incrementAndGet()).iterator();
+        management("import records").importEach(finishedAndLive, now);
         cache.cache().clear();
+        return written.get();
     }
 
     /** Every record, oldest first, one at a time (an export of any size). */

@@ -135,7 +135,7 @@ public final class TransferFile {
             count = read(file, jsonb);
             RecordsOf records = new RecordsOf(file, jsonb, count);
             try {
-                engine.importEach(() -> records);
+                count = engine.importEach(() -> records);
             } finally {
                 records.close();
             }

@@ -31,7 +31,8 @@ public interface StoreManagement {
     }
 
     /**
-     * Writes these records, replacing any with the same scoped key, in one transaction: all or nothing.
+     * Writes these records, replacing any with the same scoped key, in one transaction: all or nothing. A finished
+     * record completed later than the imported one stays (the key's newer answer; see {@link #keepsNewer}).
      *
      * @param records the records to write
      */
@@ -64,6 +65,19 @@ public interface StoreManagement {
         List<IdempotencyRecord> all = new java.util.ArrayList<>();
         records.forEach(all::add);
         importAll(all, now);
+    }
+
+    /**
+     * Whether an import leaves {@code existing} in place of {@code imported}: a finished record completed later (the
+     * answer of the key's present life, which callers have been given) is never replaced by an older one.
+     *
+     * @param existing the store's record of the key
+     * @param imported the record being imported
+     * @return {@code true}: skip the imported record
+     */
+    static boolean keepsNewer(IdempotencyRecord existing, IdempotencyRecord imported) {
+        return existing.isFinished() && existing.completedAt() != null
+                && (imported.completedAt() == null || existing.completedAt().isAfter(imported.completedAt()));
     }
 
     /** An import met a key that a call still running has claimed: nothing was written. */

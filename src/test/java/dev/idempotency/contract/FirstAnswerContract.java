@@ -117,6 +117,8 @@ abstract class FirstAnswerContract {
                         .withAction(1, Action.just("cut the shared cache", Transformer.mutate("the shared cache's members stop answering", w -> w.cut(true))))
                         .withAction(1, Action.just("heal the shared cache", Transformer.mutate("the shared cache answers again", w -> w.cut(false))))
                         .withAction(1, new ManageStep())
+                        .withAction(1, new ExportStep())
+                        .withAction(1, new ImportStep())
                         .withAction(6, new SightStep())
                         .withAction(1, Action.just("a few seconds pass", Transformer.mutate("clock +3 s", w -> w.step(Duration.ofSeconds(3)))))
                         .withAction(1, Action.just("step past the lease", Transformer.mutate("clock +45 s", w -> w.step(Duration.ofSeconds(45)))))
@@ -195,6 +197,36 @@ abstract class FirstAnswerContract {
             return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.of(false, true))
                     .as((node, restore) -> Transformer.mutate((restore ? "restore the records on node " : "delete every record on node ") + node,
                             w -> w.manage(node, restore)));
+        }
+    }
+
+    /** An operator exports the records on a node while a call runs on the other (its claim, where committed, in the export). */
+    static final class ExportStep implements Action.Dependent<World> {
+        @Override
+        public boolean precondition(World world) {
+            return world.manageable();
+        }
+
+        @Override
+        public Arbitrary<Transformer<World>> transformer(World world) {
+            return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 2))
+                    .as((node, key) -> Transformer.mutate("node " + node + " exports while k" + key + " runs",
+                            w -> w.exportDuringCall(node, key)));
+        }
+    }
+
+    /** An operator imports the export taken earlier on a node while the other node calls a key. */
+    static final class ImportStep implements Action.Dependent<World> {
+        @Override
+        public boolean precondition(World world) {
+            return world.manageable() && world.canImportOlder();
+        }
+
+        @Override
+        public Arbitrary<Transformer<World>> transformer(World world) {
+            return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 2))
+                    .as((node, key) -> Transformer.mutate("node " + node + " imports the earlier export while k" + key + " is called",
+                            w -> w.importOlder(node, key)));
         }
     }
 
@@ -315,6 +347,23 @@ abstract class FirstAnswerContract {
          * call's own transaction is marked for rollback: the record is refused, its work not kept.
          */
         NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY,
+        /**
+         * Writes its row, then a bean it calls writes a row of its own in a transaction of its own ({@code REQUIRES_NEW})
+         * that commits; answers. The bean's row is outside the claim: it stays whatever the call's transaction does.
+         */
+        NESTED_COMMITS,
+        /**
+         * Writes its row, then a bean it calls writes a row in a transaction of its own and fails, rolling that
+         * transaction back; the work catches the failure and answers: the call's own transaction commits, the bean's row
+         * never does.
+         */
+        NESTED_ROLLS_BACK,
+        /**
+         * Writes its row, a bean writes its row in a transaction of its own that commits, then the call's own transaction
+         * is marked for rollback: the call's row and answer are not kept, the key is free, the bean's row stays (a retry
+         * runs it again: a step in a transaction of its own is not part of the claim).
+         */
+        NESTED_COMMITS_THEN_ROLLBACK_ONLY,
         /**
          * Writes its row, then holds its transaction (and its claim) open past the store's statement bound before it
          * answers: a duplicate meanwhile waits on it longer than any plain statement may take.

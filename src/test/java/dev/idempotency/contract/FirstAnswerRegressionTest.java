@@ -236,4 +236,55 @@ class FirstAnswerRegressionTest {
             w.sight(0, 0);
         });
     }
+
+    /**
+     * An export taken while a leased call held its claim, imported after the call had finished: the import wrote the
+     * stale claim over the kept answer, and the key answered nothing (its work would have run again once the lease
+     * lapsed). Found by the generated suite as soon as it exported and imported while calls ran. Now an import writes
+     * no claim.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Door.class, names = {"METHOD", "METHOD_IN_CALLERS_TRANSACTION", "INTERCEPTOR_IN_CALLERS_TRANSACTION", "FUNCTIONAL"})
+    void anImportOfAnExportThatCaughtAClaimKeepsTheAnswerSince(Door door) {
+        run(ClaimMode.LEASED, door, CacheKind.SHARED, w -> {
+            w.exportDuringCall(0, 2);
+            w.importOlder(0, 0);
+            w.call(1, 2, "A", Outcome.OK);
+        });
+    }
+
+    /**
+     * An export holding a record that had expired by the time it was imported, over the key's answer of its next life:
+     * the import wrote the expired record, and the key was new again (its work ran a second time in that life). Found by
+     * the generated suite. Now an import writes no expired record, and never an answer older than the key's own.
+     */
+    @org.junit.jupiter.api.Test
+    void anImportOfAnExpiredRecordKeepsTheKeysNewerAnswer() {
+        run(ClaimMode.ATOMIC, Door.METHOD, CacheKind.NONE, w -> {
+            w.call(0, 2, "A", Outcome.OK);
+            w.step(java.time.Duration.ofHours(2));
+            w.exportDuringCall(0, 0);
+            w.call(1, 2, "A", Outcome.THROWS_KEPT);
+            w.importOlder(1, 1);
+            w.call(0, 2, "A", Outcome.OK);
+        });
+    }
+
+    /**
+     * A bean the work calls writes a row in a transaction of its own: committed, it stays whatever the call's own
+     * transaction does; rolled back (its failure caught by the work), the call's own work and answer are still kept.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Door.class, names = {"METHOD", "METHOD_IN_CALLERS_TRANSACTION", "HTTP", "INTERCEPTOR",
+            "INTERCEPTOR_IN_CALLERS_TRANSACTION", "FUNCTIONAL", "HTTP_FILTER"})
+    void aNestedTransactionInsideTheCall(Door door) {
+        run(ClaimMode.ATOMIC, door, CacheKind.PER_NODE, w -> {
+            w.call(0, 0, "A", Outcome.NESTED_COMMITS);
+            w.call(1, 0, "A", Outcome.OK);
+            w.call(0, 1, "A", Outcome.NESTED_ROLLS_BACK);
+            w.call(0, 1, "A", Outcome.OK);
+            w.call(0, 2, "A", Outcome.NESTED_COMMITS_THEN_ROLLBACK_ONLY);
+            w.call(0, 2, "A", Outcome.OK);
+        });
+    }
 }

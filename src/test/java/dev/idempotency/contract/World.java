@@ -171,6 +171,13 @@ final class World implements AutoCloseable {
             if (transactional()) {
                 o.add(Outcome.NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY);
             }
+        } else {
+            // a bean the work calls writes a row in a transaction of its own (REQUIRES_NEW)
+            o.add(Outcome.NESTED_COMMITS);
+            o.add(Outcome.NESTED_ROLLS_BACK);
+            if (transactional()) {
+                o.add(Outcome.NESTED_COMMITS_THEN_ROLLBACK_ONLY);
+            }
         }
         if (door.callersTransaction) {
             o.add(Outcome.CALLER_ROLLS_BACK);
@@ -295,6 +302,79 @@ final class World implements AutoCloseable {
         afterEveryStep.accept(this);
     }
 
+    /** An export an operator took earlier (the records, or their file), and the keys' lifetime it was taken in. */
+    private Object olderExport;
+    private int olderExportEpoch = -1;
+    /** Run once by the next work, after its row is written (while it holds its claim). */
+    private volatile Runnable midWork;
+
+    /** Whether an export taken earlier can be imported: the keys' lifetime it was taken in is the present one. */
+    boolean canImportOlder() {
+        return olderExport != null && olderExportEpoch == epoch;
+    }
+
+    /**
+     * An operator exports every record on a node while the other node's call of a key runs (after its work wrote its
+     * row, while its claim is held: a leased claim is in the export, as a claim).
+     */
+    void exportDuringCall(int node, int key) {
+        steps.add("node " + node + " exports the records while node " + (1 - node) + " calls k" + key);
+        Management m = at(node).management();
+        midWork = () -> {
+            try {
+                olderExport = racers.submit(m::export).get(60, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new AssertionError("the export did not finish", e);
+            }
+        };
+        try {
+            callChecked(1 - node, key, "A", Outcome.OK);
+        } finally {
+            if (midWork != null) {
+                midWork = null; // the call ran no work (answered from what was kept, or in progress): exported after it
+                olderExport = m.export();
+            }
+        }
+        olderExportEpoch = epoch;
+        afterEveryStep.accept(this);
+    }
+
+    /**
+     * An operator imports the export taken earlier (in the keys' present lifetime) on a node while the other node calls
+     * a key. What the export holds of a finished key is that key's answer now too, so nothing may change: the kept
+     * answers stay, a retry is replayed, a claim the export caught (its call long finished) takes nothing's place. The
+     * import is refused whole when it meets a call still running.
+     */
+    void importOlder(int node, int key) {
+        steps.add("node " + node + " imports the earlier export while node " + (1 - node) + " calls k" + key);
+        Management m = at(node).management();
+        Object export = olderExport;
+        Future<Boolean> imported = racers.submit(() -> m.importOlder(export));
+        try {
+            callChecked(1 - node, key, "A", Outcome.OK);
+        } finally {
+            boolean done;
+            try {
+                done = imported.get(60, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new AssertionError("the import failed", e);
+            }
+            if (done && door == Door.MANAGER) {
+                // The sightings' "last seen" are the export's again: older than the truth, so only the lower bound
+                // holds until a node sees each again.
+                importedSightings.addAll(sightings.keySet());
+                disturbed.addAll(sightings.keySet());
+                for (Map<String, Instant[]> seen : seenOn) {
+                    seen.clear();
+                }
+            }
+        }
+        afterEveryStep.accept(this);
+    }
+
+    /** Sighting ids whose "last seen" an import set back to the export's, until a node sees them again. */
+    private final Set<String> importedSightings = new HashSet<>();
+
     /** When each sighting id was last seen, by any node, and by each node. */
     private final Map<String, Instant[]> sightings = new HashMap<>();
     @SuppressWarnings("unchecked")
@@ -333,7 +413,8 @@ final class World implements AutoCloseable {
                 require(reported.compareTo(ownLongest) <= 0, name + ": this node saw it at most " + ownLongest
                         + " ago, yet it answers " + reported);
             }
-            if (cacheKind == CacheKind.NONE || cacheKind == CacheKind.SHARED && !cut && !disturbed.contains(name)) {
+            if ((cacheKind == CacheKind.NONE || cacheKind == CacheKind.SHARED && !cut && !disturbed.contains(name))
+                    && !importedSightings.contains(name)) {
                 require(reported.compareTo(longest) <= 0, name + " was last seen (by any node) at most " + longest
                         + " ago, not " + reported);
             }
@@ -342,6 +423,7 @@ final class World implements AutoCloseable {
         sightings.put(name, now);
         seenOn[node].put(name, now);
         disturbed.remove(name);
+        importedSightings.remove(name);
         afterEveryStep.accept(this);
     }
 
@@ -380,6 +462,12 @@ final class World implements AutoCloseable {
     }
 
     private void callTimed(int node, int key, String request, Outcome outcome) {
+        callChecked(node, key, request, outcome);
+        afterEveryStep.accept(this);
+    }
+
+    /** One call, and what its answer must be; the invariants are the caller's to check after. */
+    private void callChecked(int node, int key, String request, Outcome outcome) {
         steps.add("call node " + node + " k" + key + " " + request + " " + outcome);
         ScopedKey k = key(key);
         IdempotencyRecord before = kept(k);
@@ -400,7 +488,6 @@ final class World implements AutoCloseable {
             require(!a.reused, "nothing was kept for " + k.key() + ", yet the call was refused as reused: " + a);
             require(!a.replayed, "nothing was kept for " + k.key() + ", yet a replay: " + a);
         }
-        afterEveryStep.accept(this);
     }
 
     /** Duplicates at once, on both nodes: at most one runs to commit; every success answered is the kept one. */
@@ -514,6 +601,15 @@ final class World implements AutoCloseable {
             require(ok <= 1 || door == Door.MANAGER, "at most one execution of " + k.key() + " commits its work: " + rows);
             if (transactional()) {
                 require(ok == rows.size(), "work that failed or rolled back never commits in a transaction: " + rows);
+            }
+            List<String> nested = nestedRows(k);
+            require(nested.stream().noneMatch(r -> r.endsWith("#ROLLS_BACK")),
+                    "a nested step whose transaction rolled back committed nothing: " + nested);
+            for (String committed : nestedCommitted) {
+                if (committed.startsWith("nested:" + k.key() + "#" + epoch + "#")) {
+                    require(nested.contains(committed), "a nested step that committed stays committed, whatever the call's own"
+                            + " transaction did (" + committed + "): " + nested);
+                }
             }
             IdempotencyRecord kept = kept(k);
             Set<String> successes = answered.getOrDefault(k.key(), Set.of());
@@ -636,6 +732,12 @@ final class World implements AutoCloseable {
 
         /** Exports every record, deletes them, imports the export (a restore): every key keeps its answer. */
         void restore();
+
+        /** Exports every record, for an import later: the records, or the file they were written to. */
+        Object export();
+
+        /** Imports an export taken earlier; {@code false}: refused whole, for it met the claim of a call still running. */
+        boolean importOlder(Object export);
     }
 
     /** The engine as {@code IdempotencyManager} calls it. */
@@ -651,6 +753,22 @@ final class World implements AutoCloseable {
                 List<IdempotencyRecord> all = engine.all();
                 engine.delete(new dev.idempotency.spi.Deletion.All(), 2);
                 engine.importAll(all);
+            }
+
+            @Override
+            public Object export() {
+                return engine.all();
+            }
+
+            @Override
+            @SuppressWarnings("unchecked")
+            public boolean importOlder(Object export) {
+                try {
+                    engine.importAll((List<IdempotencyRecord>) export);
+                    return true;
+                } catch (dev.idempotency.spi.StoreManagement.LiveClaimException refused) {
+                    return false;
+                }
             }
         };
     }
@@ -928,6 +1046,31 @@ final class World implements AutoCloseable {
                         throw new AssertionError(e);
                     }
                 }
+
+                @Override
+                public Object export() {
+                    try {
+                        java.nio.file.Path file = java.nio.file.Files.createTempFile("contract-older-export", ".jsonl");
+                        file.toFile().deleteOnExit();
+                        manager.export(file);
+                        return file;
+                    } catch (java.io.IOException e) {
+                        throw new AssertionError(e);
+                    }
+                }
+
+                @Override
+                public boolean importOlder(Object export) {
+                    try {
+                        manager.importFrom((java.nio.file.Path) export);
+                        return true;
+                    } catch (dev.idempotency.IdempotencyTransferException e) {
+                        if (e.getCause() instanceof dev.idempotency.spi.StoreManagement.LiveClaimException) {
+                            return false;
+                        }
+                        throw e;
+                    }
+                }
             };
         }
 
@@ -1028,7 +1171,7 @@ final class World implements AutoCloseable {
                         ? new Answer(false, true, false, null, false, false, null) : unknown(r, workRan);
                 // rolled back: a success marked for rollback, or one whose writer failed
                 case 500 -> (outcome == Outcome.ROLLBACK_ONLY || outcome == Outcome.WRITER_FAILS
-                        || outcome == Outcome.ANSWERS_OVER_THE_CAP_ROLLBACK_ONLY) && workRan && !r.body().contains("answer-")
+                        || outcome == Outcome.ANSWERS_OVER_THE_CAP_ROLLBACK_ONLY || outcome == Outcome.NESTED_COMMITS_THEN_ROLLBACK_ONLY) && workRan && !r.body().contains("answer-")
                         ? new Answer(false, true, false, null, false, false, null) : unknown(r, workRan);
                 default -> unknown(r, workRan);
             };
@@ -1127,7 +1270,7 @@ final class World implements AutoCloseable {
     private Answer method(Invocation call, Outcome outcome) {
         try {
             return call.call().committed(outcome != Outcome.ROLLBACK_ONLY && outcome != Outcome.NESTED_ACK_ROLLS_BACK
-                    && outcome != Outcome.NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY);
+                    && outcome != Outcome.NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY && outcome != Outcome.NESTED_COMMITS_THEN_ROLLBACK_ONLY);
         } catch (Throwable t) {
             return Answer.threw(t, ranHere.get());
         }
@@ -1239,6 +1382,7 @@ final class World implements AutoCloseable {
                 // the answer) are OK rows.
                 boolean answers = outcome == Outcome.OK || outcome == Outcome.WRITER_FAILS || outcome == Outcome.NESTED_ACK_COMMITS
                         || outcome == Outcome.HOLDS_PAST_THE_STATEMENT_BOUND || outcome == Outcome.ANSWERS_OVER_THE_CAP
+                        || outcome == Outcome.NESTED_COMMITS || outcome == Outcome.NESTED_ROLLS_BACK
                         || (door.http() || door == Door.MANAGER) && outcome == Outcome.THROWS_KEPT;
                 if (outcome == Outcome.CALLERS_TRANSACTION_TIMES_OUT) {
                     // As the reaper does at the timeout: rolled back from another thread, still this thread's. The work
@@ -1252,6 +1396,11 @@ final class World implements AutoCloseable {
                     return "answer-" + n;
                 }
                 insert(row(k, n, answers ? Outcome.OK : outcome));
+                Runnable then = midWork;
+                if (then != null) {
+                    midWork = null;
+                    then.run();
+                }
                 switch (outcome) {
                     case THROWS_KEPT -> throw new ContractApplication.Kept("failure-" + n);
                     case THROWS_RELEASED -> throw new ContractApplication.Released("failure-" + n);
@@ -1274,6 +1423,12 @@ final class World implements AutoCloseable {
                             }
                         });
                         if (outcome == Outcome.NESTED_ACK_COMMITS_THEN_ROLLBACK_ONLY) {
+                            env.tsr.setRollbackOnly();
+                        }
+                    }
+                    case NESTED_COMMITS, NESTED_ROLLS_BACK, NESTED_COMMITS_THEN_ROLLBACK_ONLY -> {
+                        nested(k, n, outcome == Outcome.NESTED_ROLLS_BACK);
+                        if (outcome == Outcome.NESTED_COMMITS_THEN_ROLLBACK_ONLY) {
                             env.tsr.setRollbackOnly();
                         }
                     }
@@ -1367,6 +1522,81 @@ final class World implements AutoCloseable {
     /** The key's finished, unexpired record in the store: the judge's answer. */
     IdempotencyRecord kept(ScopedKey k) {
         return store.find(k).filter(r -> r.isFinished() && !r.isExpired(clock.instant())).orElse(null);
+    }
+
+    /** A nested step's failure, which the work catches. */
+    static final class NestedFailure extends RuntimeException {
+        NestedFailure() {
+            super("the nested step failed", null, false, false);
+        }
+    }
+
+    /** The runs whose nested step committed (its row then stays, whatever the call's own transaction does). */
+    private final Set<String> nestedCommitted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** A nested step's row: {@code nested:<key>#<epoch>#<run>#COMMITS} or {@code #ROLLS_BACK}. */
+    private String nestedRow(ScopedKey k, String n, boolean rollsBack) {
+        return "nested:" + k.key() + "#" + epoch + "#" + n + (rollsBack ? "#ROLLS_BACK" : "#COMMITS");
+    }
+
+    /**
+     * A bean the work calls writes a row in a transaction of its own ({@code REQUIRES_NEW}): through a CDI bean's
+     * {@code @Transactional} where the door is a CDI container, by the transaction manager's suspend and begin otherwise;
+     * {@code rollsBack}: the step then fails, its transaction rolls back, and the work goes on.
+     */
+    private void nested(ScopedKey k, String n, boolean rollsBack) throws Exception {
+        String id = nestedRow(k, n, rollsBack);
+        Runnable step = () -> {
+            try {
+                insert(id);
+            } catch (SQLException e) {
+                throw new IllegalStateException(e);
+            }
+            if (rollsBack) {
+                throw new NestedFailure();
+            }
+        };
+        try {
+            ContractApplication.Ledger ledger = ContractApplication.LEDGER.get();
+            if (ledger != null) {
+                ledger.inItsOwnTransaction(step);
+            } else {
+                jakarta.transaction.Transaction outer = env.tm.suspend();
+                try {
+                    env.tm.begin();
+                    try {
+                        step.run();
+                    } catch (RuntimeException e) {
+                        env.tm.rollback();
+                        throw e;
+                    }
+                    env.tm.commit();
+                } finally {
+                    if (outer != null) {
+                        env.tm.resume(outer);
+                    }
+                }
+            }
+        } catch (NestedFailure expected) {
+            return; // the work answers all the same
+        }
+        nestedCommitted.add(id);
+    }
+
+    /** This key's nested rows of the present lifetime. */
+    private List<String> nestedRows(ScopedKey k) {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement ps = stack.reader.prepareStatement("select id from test_payment where id like ? order by id")) {
+            ps.setString(1, "nested:" + k.key() + "#" + epoch + "#%");
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+        return out;
     }
 
     private void insert(String id) throws SQLException {

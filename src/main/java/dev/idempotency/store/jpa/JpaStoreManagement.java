@@ -106,10 +106,13 @@ final class JpaStoreManagement {
                     if (e == null) {
                         em.persist(IdempotencyRecordEntity.of(r));
                     } else {
-                        if (now != null && e.toRecord().status() == RecordStatus.IN_PROGRESS && !e.toRecord().isLeaseExpired(now)) {
+                        IdempotencyRecord existing = e.toRecord();
+                        if (now != null && existing.status() == RecordStatus.IN_PROGRESS && !existing.isLeaseExpired(now)) {
                             throw new dev.idempotency.spi.StoreManagement.LiveClaimException(r.scopedKey());
                         }
-                        e.assign(r);
+                        if (!dev.idempotency.spi.StoreManagement.keepsNewer(existing, r)) {
+                            e.assign(r);
+                        }
                     }
                 }
                 return null;

@@ -121,7 +121,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
 
     @Override
     public synchronized void importAll(List<IdempotencyRecord> imported) {
-        imported.forEach(r -> records.put(r.scopedKey(), r));
+        for (IdempotencyRecord r : imported) {
+            IdempotencyRecord existing = records.get(r.scopedKey());
+            if (existing == null || !StoreManagement.keepsNewer(existing, r)) {
+                records.put(r.scopedKey(), r);
+            }
+        }
     }
 
     @Override
