@@ -209,9 +209,10 @@ abstract class FirstAnswerContract {
 
         @Override
         public Arbitrary<Transformer<World>> transformer(World world) {
-            return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 2))
-                    .as((node, key) -> Transformer.mutate("node " + node + " exports while k" + key + " runs",
-                            w -> w.exportDuringCall(node, key)));
+            return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 2),
+                            Arbitraries.of(Outcome.OK, Outcome.THROWS_RELEASED))
+                    .as((node, key, outcome) -> Transformer.mutate("node " + node + " exports while k" + key + " runs, " + outcome,
+                            w -> w.exportDuringCall(node, key, outcome)));
         }
     }
 

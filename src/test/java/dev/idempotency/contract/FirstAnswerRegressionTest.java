@@ -241,15 +241,17 @@ class FirstAnswerRegressionTest {
      * An export taken while a leased call held its claim, imported after the call had finished: the import wrote the
      * stale claim over the kept answer, and the key answered nothing (its work would have run again once the lease
      * lapsed). Found by the generated suite as soon as it exported and imported while calls ran. Now an import writes
-     * no claim.
+     * no claim, nor one of a call that gave its key up (its key would answer "in progress" until the lease lapsed).
      */
     @ParameterizedTest
     @EnumSource(value = Door.class, names = {"METHOD", "METHOD_IN_CALLERS_TRANSACTION", "INTERCEPTOR_IN_CALLERS_TRANSACTION", "FUNCTIONAL"})
     void anImportOfAnExportThatCaughtAClaimKeepsTheAnswerSince(Door door) {
         run(ClaimMode.LEASED, door, CacheKind.SHARED, w -> {
             w.exportDuringCall(0, 2);
+            w.exportDuringCall(1, 1, Outcome.THROWS_RELEASED); // a claim whose call gave the key up: nothing to import either
             w.importOlder(0, 0);
             w.call(1, 2, "A", Outcome.OK);
+            w.call(0, 1, "A", Outcome.OK);
         });
     }
 

@@ -318,7 +318,12 @@ final class World implements AutoCloseable {
      * row, while its claim is held: a leased claim is in the export, as a claim).
      */
     void exportDuringCall(int node, int key) {
-        steps.add("node " + node + " exports the records while node " + (1 - node) + " calls k" + key);
+        exportDuringCall(node, key, Outcome.OK);
+    }
+
+    /** As {@link #exportDuringCall(int, int)}, the call ending as given (a released key: the export has its claim). */
+    void exportDuringCall(int node, int key, Outcome outcome) {
+        steps.add("node " + node + " exports the records while node " + (1 - node) + " calls k" + key + ", " + outcome);
         Management m = at(node).management();
         midWork = () -> {
             try {
@@ -328,7 +333,7 @@ final class World implements AutoCloseable {
             }
         };
         try {
-            callChecked(1 - node, key, "A", Outcome.OK);
+            callChecked(1 - node, key, "A", outcome);
         } finally {
             if (midWork != null) {
                 midWork = null; // the call ran no work (answered from what was kept, or in progress): exported after it
