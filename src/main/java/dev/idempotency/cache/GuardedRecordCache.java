@@ -213,6 +213,45 @@ abstract class GuardedRecordCache implements ManagedRecordCache {
     }
 
     /**
+     * A record the store is about to delete: its tombstone is written, on every node, before this returns; when the cache
+     * is bypassed or the write fails or does not finish in time, the deletion of it is refused (deleted unseen, it would
+     * go on being answered by the other nodes, which still hold it, until this node reaches the cache again, or for its
+     * whole life if this node stopped first). The key is remembered either way, and evicted again before this node
+     * uses the cache again.
+     */
+    @Override
+    public void removeBeforeDeleting(ScopedKey key) {
+        String id = key.cacheId();
+        AtomicBoolean written = new AtomicBoolean();
+        java.util.concurrent.atomic.AtomicReference<RuntimeException> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        boolean done = now(() -> {
+            InfinispanRecordCache r = usable();
+            if (r == null) {
+                return;
+            }
+            try {
+                r.evict(id);
+                written.set(true);
+            } catch (RuntimeException e) {
+                failure.set(e);
+                bypass(e);
+            }
+        });
+        if (done && written.get()) {
+            return;
+        }
+        remember(id);
+        if (!done) {
+            bypass(new java.util.concurrent.RejectedExecutionException("the cache's writes did not finish in time"));
+        }
+        throw new dev.idempotency.IdempotencyCacheException("The " + key + " was not deleted: the cache " + description
+                + (done && failure.get() == null ? " is bypassed (it failed, and is tried again every few seconds)"
+                : done ? " failed (" + failure.get() + ")" : " did not take its tombstone in time")
+                + ", and another node could go on answering the record from its copy. Delete it again once the cache answers",
+                failure.get());
+    }
+
+    /**
      * Runs a write after every write queued before it, and waits for it ({@link ClusterRecordCache}: on its writer,
      * for at most about its timeout); here, on the caller's thread.
      *

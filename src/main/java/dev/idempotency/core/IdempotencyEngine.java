@@ -414,7 +414,16 @@ public final class IdempotencyEngine {
      * @throws UnsupportedOperationException when the store has no management capability
      */
     public int delete(dev.idempotency.spi.Deletion which, int batchSize) {
-        return management("delete records").delete(which, clock.instant(), batchSize, cache.cache()::remove);
+        try {
+            return management("delete records").delete(which, clock.instant(), batchSize, cache.cache()::removeBeforeDeleting);
+        } catch (RuntimeException e) {
+            for (Throwable c = e; c != null; c = c.getCause()) {
+                if (c instanceof dev.idempotency.IdempotencyCacheException refused) {
+                    throw refused; // the records of earlier batches are deleted; this one's and the rest are not
+                }
+            }
+            throw e;
+        }
     }
 
     /**

@@ -96,6 +96,18 @@ public interface RecordCache {
     }
 
     /**
+     * Forgets a record the store is about to delete, before it deletes it: a cache shared with other processes writes
+     * the key's tombstone on every node before this returns, or throws, and the record is then not deleted (the other
+     * nodes would otherwise go on answering it). The default is {@link #remove}.
+     *
+     * @param key the scope and key of the record about to be deleted
+     * @throws dev.idempotency.IdempotencyCacheException the cache could not be told in time
+     */
+    default void removeBeforeDeleting(ScopedKey key) {
+        remove(key);
+    }
+
+    /**
      * Marks a key as being run right now, by one call of one node, for at most {@code atMost}: the optimistic claim's
      * in-progress marker, which holds concurrent duplicates on every node that shares this cache off before they run.
      * A marker is a courtesy, never the judge: the store's unique key is. A cache that cannot mark (the default) answers

@@ -101,13 +101,16 @@ public interface StoreManagement {
      * Deletes the records the deletion selects, oldest first, in batches of at most {@code batchSize} (one
      * transaction each; never a list of every record in memory), skipping claims whose lease is alive at
      * {@code now}; each row is judged again as it is deleted, so a row claimed or taken over in between is
-     * kept. Calls {@code deleted} with the key of every record it deleted, and only those (the caller evicts
-     * them from the cache). Returns how many it deleted.
+     * kept. Calls {@code deleted} with the key of every record it is about to delete, in its batch's transaction
+     * before the batch is deleted (the caller has the cache forget them first, so that no node answers a record
+     * once it is gone); when that call throws, the batch is not deleted and the exception ends the deletion
+     * (the batches before it stay deleted). A key told but then kept (judged again) was only forgotten by the
+     * cache. Returns how many it deleted.
      *
      * @param which     which records to delete
      * @param now       the instant at which a claim's lease is judged alive
      * @param batchSize the most records deleted in one transaction
-     * @param deleted   called with the scoped key of every record deleted
+     * @param deleted   called with the scoped key of every record about to be deleted; may throw to stop
      * @return how many records were deleted
      */
     int delete(Deletion which, Instant now, int batchSize, Consumer<ScopedKey> deleted);

@@ -289,4 +289,24 @@ class FirstAnswerRegressionTest {
             w.call(0, 2, "A", Outcome.OK);
         });
     }
+
+    /**
+     * An operator's deletion while the shared cache's members do not answer: the tombstones cannot be written, so nothing
+     * is deleted (the other node would go on answering the records from its copy); once the cache answers, it is.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Door.class, names = {"METHOD", "MANAGER", "FUNCTIONAL"})
+    void aDeletionWhileTheSharedCacheIsCutDeletesNothing(Door door) {
+        run(ClaimMode.ATOMIC, door, CacheKind.SHARED, w -> {
+            w.call(0, 0, "A", Outcome.OK);
+            w.call(1, 0, "A", Outcome.OK);
+            w.cut(true);
+            w.manage(0, false);
+            w.manage(1, true);
+            w.call(1, 0, "A", Outcome.OK);
+            w.cut(false);
+            w.manage(0, false);
+            w.call(1, 0, "A", Outcome.OK);
+        });
+    }
 }

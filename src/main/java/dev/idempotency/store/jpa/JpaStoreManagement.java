@@ -140,11 +140,10 @@ final class JpaStoreManagement {
             int total = 0;
             while (remaining > 0) {
                 int limit = (int) Math.min(batchSize, remaining);
-                List<ScopedKey> batch = transactions.inNewTransaction(em -> deleteBatch(em, which, where, now, limit));
+                List<ScopedKey> batch = transactions.inNewTransaction(em -> deleteBatch(em, which, where, now, limit, deleted));
                 if (batch.isEmpty()) {
                     break;
                 }
-                batch.forEach(deleted);
                 total += batch.size();
                 remaining -= batch.size();
             }
@@ -155,13 +154,16 @@ final class JpaStoreManagement {
     }
 
     /** One batch, oldest first: selected, deleted under the same condition judged again, and the deleted keys. */
-    private List<ScopedKey> deleteBatch(EntityManager em, Deletion which, String where, Instant now, int limit) {
+    private List<ScopedKey> deleteBatch(EntityManager em, Deletion which, String where, Instant now, int limit,
+                                        java.util.function.Consumer<ScopedKey> aboutToDelete) {
         var select = em.createQuery("select r.id, r.namespace, r.principal, r.key from IdempotencyRecord r where " + where
                 + " order by r.firstSeen, r.id", Object[].class).setMaxResults(limit);
         List<Object[]> rows = bindDeletion(select, which, now).getResultList();
         if (rows.isEmpty()) {
             return List.of();
         }
+        // Told before the rows go (the cache forgets them on every node first); a refusal rolls this batch back.
+        rows.forEach(row -> aboutToDelete.accept(new ScopedKey((String) row[1], (String) row[2], (String) row[3])));
         List<String> ids = rows.stream().map(row -> (String) row[0]).toList();
         int n = bindDeletion(em.createQuery("delete from IdempotencyRecord r where r.id in :ids and " + where), which, now)
                 .setParameter("ids", ids).executeUpdate();

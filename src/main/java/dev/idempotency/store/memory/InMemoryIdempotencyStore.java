@@ -150,8 +150,9 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
                 break;
             }
             boolean selected = !isLiveClaim(r, now) && (!(which instanceof Deletion.FirstSeenBefore f) || r.firstSeen().isBefore(f.cutoff()));
-            if (selected && records.remove(r.scopedKey(), r)) {
-                deleted.accept(r.scopedKey());
+            if (selected && records.get(r.scopedKey()) == r) {
+                deleted.accept(r.scopedKey()); // before it is deleted: a consumer that throws keeps it
+                records.remove(r.scopedKey(), r);
                 n++;
             }
         }
