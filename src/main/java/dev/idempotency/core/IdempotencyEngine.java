@@ -414,12 +414,22 @@ public final class IdempotencyEngine {
      * @throws UnsupportedOperationException when the store has no management capability
      */
     public int delete(dev.idempotency.spi.Deletion which, int batchSize) {
+        // Each record's tombstone before its row goes (a cache shared with other nodes that cannot take it keeps the record),
+        // and again once its batch has committed: a tombstone outlived by a long batch, or met by a completion that
+        // finished between the two, would otherwise let the deleted record be cached again.
+        java.util.concurrent.atomic.AtomicInteger deleted = new java.util.concurrent.atomic.AtomicInteger();
+        RecordCache c = cache.cache();
         try {
-            return management("delete records").delete(which, clock.instant(), batchSize, cache.cache()::removeBeforeDeleting);
+            return management("delete records").delete(which, clock.instant(), batchSize, c::removeBeforeDeleting, key -> {
+                deleted.incrementAndGet();
+                c.remove(key);
+            });
         } catch (RuntimeException e) {
-            for (Throwable c = e; c != null; c = c.getCause()) {
-                if (c instanceof dev.idempotency.IdempotencyCacheException refused) {
-                    throw refused; // the records of earlier batches are deleted; this one's and the rest are not
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                if (t instanceof dev.idempotency.IdempotencyCacheException refused) {
+                    // the records of earlier batches are deleted; this one's and the rest are not
+                    throw new dev.idempotency.IdempotencyCacheException(refused.getMessage() + " (" + deleted.get()
+                            + " records were deleted before it; none after)", refused.getCause());
                 }
             }
             throw e;

@@ -32,7 +32,7 @@ public interface StoreManagement {
 
     /**
      * Writes these records, replacing any with the same scoped key, in one transaction: all or nothing. A finished
-     * record completed later than the imported one stays (the key's newer answer; see {@link #keepsNewer}).
+     * record completed later than the imported one, or at the same instant, stays (see {@link #keepsNewer}).
      *
      * @param records the records to write
      */
@@ -69,7 +69,8 @@ public interface StoreManagement {
 
     /**
      * Whether an import leaves {@code existing} in place of {@code imported}: a finished record completed later (the
-     * answer of the key's present life, which callers have been given) is never replaced by an older one.
+     * answer of the key's present life, which callers have been given) is never replaced by an older one, nor one
+     * completed at the same instant (the same answer, whose sightings since the export would go back).
      *
      * @param existing the store's record of the key
      * @param imported the record being imported
@@ -77,7 +78,7 @@ public interface StoreManagement {
      */
     static boolean keepsNewer(IdempotencyRecord existing, IdempotencyRecord imported) {
         return existing.isFinished() && existing.completedAt() != null
-                && (imported.completedAt() == null || existing.completedAt().isAfter(imported.completedAt()));
+                && (imported.completedAt() == null || !existing.completedAt().isBefore(imported.completedAt()));
     }
 
     /** An import met a key that a call still running has claimed: nothing was written. */
@@ -101,17 +102,33 @@ public interface StoreManagement {
      * Deletes the records the deletion selects, oldest first, in batches of at most {@code batchSize} (one
      * transaction each; never a list of every record in memory), skipping claims whose lease is alive at
      * {@code now}; each row is judged again as it is deleted, so a row claimed or taken over in between is
-     * kept. Calls {@code deleted} with the key of every record it is about to delete, in its batch's transaction
-     * before the batch is deleted (the caller has the cache forget them first, so that no node answers a record
-     * once it is gone); when that call throws, the batch is not deleted and the exception ends the deletion
-     * (the batches before it stay deleted). A key told but then kept (judged again) was only forgotten by the
-     * cache. Returns how many it deleted.
+     * kept. Calls {@code deleted} with the key of every record it deleted, and only those, once its batch has
+     * committed (the caller evicts them from the cache). Returns how many it deleted.
      *
      * @param which     which records to delete
      * @param now       the instant at which a claim's lease is judged alive
      * @param batchSize the most records deleted in one transaction
-     * @param deleted   called with the scoped key of every record about to be deleted; may throw to stop
+     * @param deleted   called with the scoped key of every record deleted
      * @return how many records were deleted
      */
     int delete(Deletion which, Instant now, int batchSize, Consumer<ScopedKey> deleted);
+
+    /**
+     * As {@link #delete(Deletion, Instant, int, Consumer)}, and first calls {@code aboutToDelete} with the key of every
+     * record a batch is about to delete, in the batch's transaction before its rows go (the library has a cache shared
+     * with other nodes take each key's tombstone first, so that no node answers a record once it is gone); when that
+     * call throws, the batch is not deleted and the exception ends the deletion (the batches before it stay deleted).
+     * A key told but then kept (judged again) was only forgotten by the cache. The default cannot tell before: it
+     * calls {@code deleted} alone, after each batch.
+     *
+     * @param which         which records to delete
+     * @param now           the instant at which a claim's lease is judged alive
+     * @param batchSize     the most records deleted in one transaction
+     * @param aboutToDelete called with the scoped key of every record about to be deleted; may throw to stop
+     * @param deleted       called with the scoped key of every record deleted, once its batch has committed
+     * @return how many records were deleted
+     */
+    default int delete(Deletion which, Instant now, int batchSize, Consumer<ScopedKey> aboutToDelete, Consumer<ScopedKey> deleted) {
+        return delete(which, now, batchSize, deleted);
+    }
 }

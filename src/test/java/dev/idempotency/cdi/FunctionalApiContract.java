@@ -228,6 +228,57 @@ abstract class FunctionalApiContract {
         assertThat(payments()).isEqualTo(1);
     }
 
+    /**
+     * An operator imports an export of the keys' own answers while their retries come in (no cache: each asks the
+     * store): every retry is replayed, none told "in progress" (an import that locked every row it read, to write nothing
+     * over an answer as new as its own, held those retries off until it committed), and none runs the work again.
+     */
+    @Test
+    void retriesDuringAnImportOfTheirOwnAnswersAreReplayed() throws Exception {
+        boot(Map.of("idempotency.cache.mode", "none"));
+        Charge charge = new Charge(100, "EUR");
+        int keys = 300;
+        for (int i = 0; i < keys; i++) {
+            String key = "i-" + i;
+            idempotency().call("payments", key, charge, Receipt.class, () -> ledger().charge(key, charge, 0));
+        }
+        dev.idempotency.IdempotencyManager manager = container.select(dev.idempotency.IdempotencyManager.class).get();
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("import-while-retried", ".jsonl");
+        java.util.concurrent.ExecutorService importer = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            assertThat(manager.export(file)).isEqualTo(keys);
+            java.util.concurrent.atomic.AtomicBoolean importing = new java.util.concurrent.atomic.AtomicBoolean(true);
+            java.util.concurrent.Future<Integer> imported = importer.submit(() -> {
+                try {
+                    int n = 0;
+                    for (int round = 0; round < 5; round++) {
+                        n += manager.importFrom(file);
+                    }
+                    return n;
+                } finally {
+                    importing.set(false);
+                }
+            });
+            int retries = 0;
+            int inProgress = 0;
+            while (importing.get() || retries < keys) {
+                String key = "i-" + (retries++ % keys);
+                try {
+                    assertThat(idempotency().execute("payments", key, charge, Receipt.class, () -> ledger().charge(key, charge, 0))
+                            .replayed()).as(key).isTrue();
+                } catch (dev.idempotency.IdempotencyInProgressException e) {
+                    inProgress++;
+                }
+            }
+            assertThat(imported.get(120, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo(5 * keys);
+            assertThat(inProgress).as("retries told in progress, of %d", retries).isZero();
+            assertThat(ledger().executions()).as("no retry ran the work").isEqualTo(keys);
+        } finally {
+            importer.shutdownNow();
+            java.nio.file.Files.deleteIfExists(file);
+        }
+    }
+
     @Test
     void anAnnotatedMethodsCallerCanAskWhetherItsCallWasReplayed() throws Exception {
         boot(Map.of());

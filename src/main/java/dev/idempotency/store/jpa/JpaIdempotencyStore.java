@@ -490,6 +490,12 @@ public final class JpaIdempotencyStore implements IdempotencyStore, AtomicClaims
 
     @Override
     public int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
-        return management.delete(which, now, batchSize, deleted);
+        return management.delete(which, now, batchSize, k -> { }, deleted);
+    }
+
+    @Override
+    public int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> aboutToDelete,
+                      java.util.function.Consumer<ScopedKey> deleted) {
+        return management.delete(which, now, batchSize, aboutToDelete, deleted);
     }
 }

@@ -102,7 +102,20 @@ final class JpaStoreManagement {
                         em.flush(); // written (and their rows locked) in the transaction, and let go of here
                         em.clear();
                     }
-                    IdempotencyRecordEntity e = em.find(IdempotencyRecordEntity.class, r.scopedKey().id(), LockModeType.PESSIMISTIC_WRITE, lockHints);
+                    IdempotencyRecordEntity seen = em.find(IdempotencyRecordEntity.class, r.scopedKey().id());
+                    if (seen != null && dev.idempotency.spi.StoreManagement.keepsNewer(seen.toRecord(), r)) {
+                        // The key holds this answer or a later one: nothing to write, and its row is not locked (a
+                        // call of the key meanwhile is answered as ever, not told "in progress" until the import ends).
+                        em.detach(seen);
+                        continue;
+                    }
+                    IdempotencyRecordEntity e;
+                    if (seen != null) {
+                        em.refresh(seen, LockModeType.PESSIMISTIC_WRITE, lockHints); // read again, locked, to be judged
+                        e = seen;
+                    } else {
+                        e = em.find(IdempotencyRecordEntity.class, r.scopedKey().id(), LockModeType.PESSIMISTIC_WRITE, lockHints);
+                    }
                     if (e == null) {
                         em.persist(IdempotencyRecordEntity.of(r));
                     } else {
@@ -127,7 +140,8 @@ final class JpaStoreManagement {
     /** Not a claim whose lease is alive at {@code :now}: nothing deletes a live claim. */
     private static final String NOT_LIVE = "(r.status <> :inProgress or r.leaseUntil is null or r.leaseUntil <= :now)";
 
-    int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
+    int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> aboutToDelete,
+               java.util.function.Consumer<ScopedKey> deleted) {
         if (batchSize < 1) {
             throw new IllegalArgumentException("batchSize must be at least 1");
         }
@@ -140,10 +154,11 @@ final class JpaStoreManagement {
             int total = 0;
             while (remaining > 0) {
                 int limit = (int) Math.min(batchSize, remaining);
-                List<ScopedKey> batch = transactions.inNewTransaction(em -> deleteBatch(em, which, where, now, limit, deleted));
+                List<ScopedKey> batch = transactions.inNewTransaction(em -> deleteBatch(em, which, where, now, limit, aboutToDelete));
                 if (batch.isEmpty()) {
                     break;
                 }
+                batch.forEach(deleted);
                 total += batch.size();
                 remaining -= batch.size();
             }

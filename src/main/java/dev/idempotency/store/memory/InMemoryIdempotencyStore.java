@@ -141,7 +141,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
     }
 
     @Override
-    public synchronized int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
+    public int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> deleted) {
+        return delete(which, now, batchSize, k -> { }, deleted);
+    }
+
+    @Override
+    public synchronized int delete(Deletion which, Instant now, int batchSize, java.util.function.Consumer<ScopedKey> aboutToDelete,
+                                   java.util.function.Consumer<ScopedKey> deleted) {
         List<IdempotencyRecord> oldestFirst = all();
         int remaining = which instanceof Deletion.OldestBeyond o ? Math.max(0, oldestFirst.size() - o.keep()) : Integer.MAX_VALUE;
         int n = 0;
@@ -151,9 +157,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore, StoreMa
             }
             boolean selected = !isLiveClaim(r, now) && (!(which instanceof Deletion.FirstSeenBefore f) || r.firstSeen().isBefore(f.cutoff()));
             if (selected && records.get(r.scopedKey()) == r) {
-                deleted.accept(r.scopedKey()); // before it is deleted: a consumer that throws keeps it
-                records.remove(r.scopedKey(), r);
-                n++;
+                aboutToDelete.accept(r.scopedKey()); // before it is deleted: a consumer that throws keeps it
+                if (records.remove(r.scopedKey(), r)) {
+                    deleted.accept(r.scopedKey());
+                    n++;
+                }
             }
         }
         return n;
