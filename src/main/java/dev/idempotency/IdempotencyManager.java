@@ -108,11 +108,11 @@ public interface IdempotencyManager {
      * transaction, replacing records with the same keys. A file that cannot be read, is corrupt, or holds
      * fewer records than its header says changes nothing. Not imported: a claim (a call that was running when
      * the file was written: the key holds what came of it), a record expired by now, and a record whose key
-     * holds an answer completed later (the key's answer since, which callers were given).
+     * holds an answer completed later or at the same instant (the key's answer since, which callers were given).
      *
      * @param file an export written by {@link #export}
      * @return how many of the file's records were imported: the finished ones not expired (each written unless
-     *         its key holds a later answer)
+     *         its key holds a later answer, or the same)
      * @throws IdempotencyTransferException when the file cannot be imported
      */
     int importFrom(Path file);

@@ -438,7 +438,8 @@ public final class IdempotencyEngine {
 
     /**
      * Writes finished records as they are (an import): replaces records with the same keys, never a claim whose lease is
-     * alive (nothing is written then), never a finished record completed later than the imported one; the cache is
+     * alive (nothing is written then), never a finished record completed later than the imported one or at the same
+     * instant; the cache is
      * emptied. Not written: a claim in the records (a call that was running when they were exported: it has finished or
      * given up since, and its key holds what came of it, a kept answer that the stale claim would replace, letting the
      * work run again, or nothing), and a record already expired (its key is new again; written, it would replace the
