@@ -1610,18 +1610,7 @@ final class World implements AutoCloseable {
 
     /** This key's nested rows of the present lifetime. */
     private List<String> nestedRows(ScopedKey k) {
-        List<String> out = new ArrayList<>();
-        try (PreparedStatement ps = stack.reader.prepareStatement("select id from test_payment where id like ? order by id")) {
-            ps.setString(1, "nested:" + k.key() + "#" + epoch + "#%");
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    out.add(rs.getString(1));
-                }
-            }
-        } catch (SQLException e) {
-            throw new AssertionError(e);
-        }
-        return out;
+        return rowsLike("nested:" + k.key() + "#" + epoch + "#%");
     }
 
     private void insert(String id) throws SQLException {
@@ -1634,9 +1623,14 @@ final class World implements AutoCloseable {
 
     /** This key's committed business rows of the present lifetime, read outside any transaction. */
     private List<String> rows(ScopedKey k) {
+        return rowsLike(k.key() + "#" + epoch + "#%");
+    }
+
+    /** The committed business rows whose ids match a LIKE pattern, read outside any transaction. */
+    private List<String> rowsLike(String pattern) {
         List<String> out = new ArrayList<>();
         try (PreparedStatement ps = stack.reader.prepareStatement("select id from test_payment where id like ? order by id")) {
-            ps.setString(1, k.key() + "#" + epoch + "#%");
+            ps.setString(1, pattern);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     out.add(rs.getString(1));
