@@ -278,7 +278,7 @@ final class OptimisticFlow implements ClaimFlow {
                 // the first step does, the key is let go.
                 try {
                     byte[] failure = keptFailure.get();
-                    if (failure != null) {
+                    if (failure != null && !(committed && written.get() != null)) {
                         leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
                     }
                 } finally {
@@ -304,7 +304,11 @@ final class OptimisticFlow implements ClaimFlow {
                 value = call.run();
             } catch (Throwable t) {
                 if (call.keeps(t)) {
-                    keptFailure.set(call.failure(t));
+                    byte[] failure = call.failure(t);
+                    keptFailure.set(failure);
+                    if (joined) {
+                        writeFailure(failure, lockWait);
+                    }
                 }
                 throw sneaky(t);
             }
@@ -327,19 +331,58 @@ final class OptimisticFlow implements ClaimFlow {
         }
 
         /**
+         * A failure to keep, thrown by the work in the caller's transaction: its record is written there, as an answer
+         * would be. The call's look at the store may have been older than a duplicate's commit (a transaction that read
+         * before, under repeatable read, as on MariaDB, still sees no record), so the work ran though the key was
+         * answered; the insert sees the duplicate's row whatever the snapshot. Then the failure is not the key's answer:
+         * the caller's transaction is marked for rollback, and the caller is told "in progress" (its retry gets the
+         * duplicate's answer). Written, the failure commits with the caller's transaction; should that roll back (the
+         * usual end of a call that threw), it is written again in a transaction of its own afterwards. A transaction
+         * already marked for rollback, or one the failure broke (the insert fails), is left as it was: the failure is
+         * written afterwards, as before.
+         *
+         * @throws IdempotencyInProgressException another call's record of the key is there
+         * @throws IdempotencyKeyReusedException  another request's record of the key is there
+         */
+        void writeFailure(byte[] failure, Duration lockWait) {
+            if (transactions.isRollbackOnly()) {
+                return;
+            }
+            AtomicClaimLoop.Step<Object> lost;
+            try {
+                lost = write(RecordStatus.FAILED, failure, lockWait, true);
+            } catch (IdempotencyInProgressException | IdempotencyKeyReusedException e) {
+                keptFailure.set(null);
+                throw e;
+            } catch (RuntimeException e) {
+                LOG.log(Level.FINE, "Could not write the failure of " + key + " in the caller's transaction; it is kept"
+                        + " after the transaction ends", e);
+                return;
+            }
+            if (lost != null) {
+                keptFailure.set(null);
+                throw replies.rejected(key, lost instanceof AtomicClaimLoop.Step.Blocked<Object> b ? b.retryAfter() : Replies.MIN_RETRY_AFTER);
+            }
+        }
+
+        <T> AtomicClaimLoop.Step<T> write(byte[] response, Duration lockWait, boolean joined) {
+            return write(RecordStatus.COMPLETED, response, lockWait, joined);
+        }
+
+        /**
          * The one insert of the finished record: {@code null} when written; else the transaction is marked for rollback
          * and the step says what the caller is answered (a replay of the other's, in progress, or a reuse).
          */
-        <T> AtomicClaimLoop.Step<T> write(byte[] response, Duration lockWait, boolean joined) {
+        <T> AtomicClaimLoop.Step<T> write(RecordStatus status, byte[] response, Duration lockWait, boolean joined) {
             Instant end = clock.instant();
             ClaimRequest request = new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
                     now.plus(policy.ttl()));
-            Completion completion = new Completion(RecordStatus.COMPLETED, response, end, true);
+            Completion completion = new Completion(status, response, end, true);
             Claim claim = calls.claim(request, () -> claims.claimFinishedInTransaction(request, completion, lockWait));
             if (claim instanceof Claim.Acquired acquired) {
                 Ticket ticket = acquired.ticket();
-                written.set(ticket.finished(RecordStatus.COMPLETED, response, end));
-                observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), false);
+                written.set(ticket.finished(status, response, end));
+                observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), status == RecordStatus.FAILED);
                 return null;
             }
             // Another call ran too, and its row is there first: nothing of this one may commit.

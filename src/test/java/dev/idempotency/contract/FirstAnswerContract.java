@@ -111,6 +111,7 @@ abstract class FirstAnswerContract {
                         .withAction(6, new CallStep())
                         .withAction(2, new RaceStep())
                         .withAction(2, new LongWaitStep())
+                        .withAction(1, new AfterADuplicateStep())
                         .withAction(1, Action.just("flush a cache", Transformer.mutate("flush the cache of node 0", w -> w.flush(0))))
                         .withAction(1, Action.just("flush the other cache", Transformer.mutate("flush the cache of node 1", w -> w.flush(1))))
                         .withAction(1, Action.just("restart a node", Transformer.mutate("restart node 0", w -> w.restart(0))))
@@ -164,6 +165,19 @@ abstract class FirstAnswerContract {
                             + (oneNode ? " on one node" : " on both nodes") + ", one of them " + first
                             + (mixed ? ", one of them another request" : ""),
                             w -> w.race(key, n, first, oneNode, mixed)));
+        }
+    }
+
+    /**
+     * A call whose caller's transaction (where the door has one) began and read before a duplicate on the other node
+     * committed; the call comes after, ending as drawn.
+     */
+    static final class AfterADuplicateStep implements Action.Dependent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer(World world) {
+            return Combinators.combine(Arbitraries.integers().between(0, 1), Arbitraries.integers().between(0, 2), Arbitraries.of(world.outcomes()))
+                    .as((node, key, outcome) -> Transformer.mutate("node " + node + " calls k" + key + ", " + outcome
+                            + ", after the other node's duplicate committed", w -> w.callAfterADuplicateCommits(node, key, outcome)));
         }
     }
 

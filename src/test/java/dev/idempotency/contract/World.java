@@ -328,6 +328,68 @@ final class World implements AutoCloseable {
     /** Run once by the next work, after its row is written (while it holds its claim). */
     private volatile Runnable midWork;
 
+    /** Runs once in the next call's own transaction of the caller's, after it began, before the call (then cleared). */
+    private volatile Runnable inCallersTransactionFirst;
+
+    /**
+     * A call whose caller's transaction (where the door has one) began and read, as an application reads before it
+     * calls, before a duplicate on the other node ran and committed; the call comes after. The duplicate's answer is the
+     * key's: the call is answered with it, or (in the caller's transaction, which may no longer see what committed after
+     * its first read, as under MariaDB's repeatable read) told "in progress"; it never answers anything else, and work of
+     * it never commits.
+     */
+    void callAfterADuplicateCommits(int node, int key, Outcome outcome) {
+        steps.add("node " + node + " calls k" + key + " " + outcome + " after node " + (1 - node) + "'s duplicate committed"
+                + (door.callersTransaction ? " (the caller's transaction began and read before)" : ""));
+        ScopedKey k = key(key);
+        IdempotencyRecord before = kept(k);
+        Runnable duplicate = () -> {
+            try {
+                Answer first = racers.submit(() -> invoke(at(1 - node), key, "A", Outcome.OK)).get(60, TimeUnit.SECONDS);
+                note(k, first);
+            } catch (Exception e) {
+                throw new AssertionError("the duplicate did not answer", e);
+            }
+        };
+        if (door.callersTransaction) {
+            inCallersTransactionFirst = () -> {
+                readTheLedger();
+                duplicate.run();
+            };
+        } else {
+            duplicate.run();
+        }
+        Answer a;
+        try {
+            a = invoke(at(node), key, "A", outcome);
+        } finally {
+            inCallersTransactionFirst = null;
+        }
+        IdempotencyRecord kept = kept(k);
+        note(k, a);
+        if (kept != null && !requestOf(kept).equals(request("A"))) {
+            require(a.reused, "a call after another request's answer was kept is refused as reused, got " + a);
+        } else if (kept != null) {
+            // An optimistic call in a transaction that read before the duplicate committed may not see its record: it
+            // runs, its record's insert meets the duplicate's, and its work rolls back with the caller's transaction.
+            boolean stale = door.callersTransaction && mode == ClaimMode.OPTIMISTIC;
+            require(a.replayed && text(kept).equals(a.text) || stale && (a.inProgress || a.ran && !a.committed),
+                    "a call after its duplicate's answer was kept is answered with it (" + text(kept) + "), got " + a);
+        }
+        afterEveryStep.accept(this);
+    }
+
+    /** What an application reads in its transaction before it calls: its ledger's rows (this begins a snapshot where the database keeps one per transaction). */
+    private void readTheLedger() {
+        try (Connection c = env.dataSource.getConnection();
+             PreparedStatement ps = c.prepareStatement("select count(*) from test_payment");
+             ResultSet rs = ps.executeQuery()) {
+            rs.next();
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     /** Whether an export taken earlier can be imported: the keys' lifetime it was taken in is the present one. */
     boolean canImportOlder() {
         return olderExport != null && olderExportEpoch == epoch;
@@ -1307,6 +1369,11 @@ final class World implements AutoCloseable {
             env.tm.begin();
         } catch (Exception e) {
             throw new AssertionError(e);
+        }
+        Runnable first = inCallersTransactionFirst;
+        if (first != null) {
+            inCallersTransactionFirst = null;
+            first.run();
         }
         try {
             a = call.call();
