@@ -284,6 +284,9 @@ final class OptimisticFlow implements ClaimFlow {
                 } finally {
                     IdempotencyRecord record = written.get();
                     if (committed && record != null) {
+                        if (record.status() == RecordStatus.FAILED) {
+                            observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), true);
+                        }
                         completions.finished(record);
                     } else {
                         completions.changed(key);
@@ -307,7 +310,12 @@ final class OptimisticFlow implements ClaimFlow {
                     byte[] failure = call.failure(t);
                     keptFailure.set(failure);
                     if (joined) {
-                        writeFailure(failure, lockWait);
+                        try {
+                            writeFailure(failure, lockWait);
+                        } catch (IdempotencyInProgressException | IdempotencyKeyReusedException lost) {
+                            lost.addSuppressed(t); // the method's own failure, for the log: not the key's answer
+                            throw lost;
+                        }
                     }
                 }
                 throw sneaky(t);
@@ -382,7 +390,10 @@ final class OptimisticFlow implements ClaimFlow {
             if (claim instanceof Claim.Acquired acquired) {
                 Ticket ticket = acquired.ticket();
                 written.set(ticket.finished(status, response, end));
-                observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), status == RecordStatus.FAILED);
+                if (status == RecordStatus.COMPLETED) {
+                    // a failure is counted once kept: with the caller's commit, or when it is written afterwards
+                    observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), false);
+                }
                 return null;
             }
             // Another call ran too, and its row is there first: nothing of this one may commit.
