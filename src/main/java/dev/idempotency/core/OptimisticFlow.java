@@ -91,7 +91,8 @@ final class OptimisticFlow implements ClaimFlow {
      * <li>The record's insert finds another call's row of the key: this transaction rolls back, and the call is judged
      *     again (the other's answer, or in progress); inside the caller's transaction, which cannot be retried, the
      *     caller is answered "in progress" and its transaction is marked for rollback.</li>
-     * <li>The call throws: nothing was written; a failure to keep is stored afterwards in a transaction of its own.</li>
+     * <li>The call throws: nothing was written; a failure to keep is stored afterwards in a transaction of its own (in
+     *     the caller's transaction it is written there first, which judges it as the insert judges an answer).</li>
      * </ul>
      *
      * @throws IdempotencyKeyReusedException  the key belongs to another request
@@ -284,15 +285,15 @@ final class OptimisticFlow implements ClaimFlow {
                 } finally {
                     IdempotencyRecord record = written.get();
                     if (committed && record != null) {
-                        if (record.status() == RecordStatus.FAILED) {
-                            observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), true);
-                        }
                         completions.finished(record);
                     } else {
                         completions.changed(key);
                     }
                     cache.unmark(key, holder);
                     loop.forget(id, mine);
+                    if (committed && record != null && record.status() == RecordStatus.FAILED) {
+                        observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), true);
+                    }
                 }
             });
             mine.acquired = true;
@@ -346,8 +347,10 @@ final class OptimisticFlow implements ClaimFlow {
          * the caller's transaction is marked for rollback, and the caller is told "in progress" (its retry gets the
          * duplicate's answer). Written, the failure commits with the caller's transaction; should that roll back (the
          * usual end of a call that threw), it is written again in a transaction of its own afterwards. A transaction
-         * already marked for rollback, or one the failure broke (the insert fails), is left as it was: the failure is
-         * written afterwards, as before.
+         * already marked for rollback is left as it is, and one whose insert fails (the failure broke it, as a failed
+         * statement does on PostgreSQL) is marked for rollback: either way the failure is written afterwards. A row of
+         * the key not finished yet (another transaction's, or a leased claim's) answers "in progress" and leaves the
+         * failure to be written afterwards, unless that call's answer comes first.
          *
          * @throws IdempotencyInProgressException another call's record of the key is there
          * @throws IdempotencyKeyReusedException  another request's record of the key is there
@@ -359,16 +362,20 @@ final class OptimisticFlow implements ClaimFlow {
             AtomicClaimLoop.Step<Object> lost;
             try {
                 lost = write(RecordStatus.FAILED, failure, lockWait, true);
-            } catch (IdempotencyInProgressException | IdempotencyKeyReusedException e) {
-                keptFailure.set(null);
-                throw e;
+            } catch (IdempotencyInProgressException | IdempotencyKeyReusedException answered) {
+                keptFailure.set(null); // another call's finished record is the key's answer
+                throw answered;
             } catch (RuntimeException e) {
-                LOG.log(Level.FINE, "Could not write the failure of " + key + " in the caller's transaction; it is kept"
-                        + " after the transaction ends", e);
+                // The transaction may be broken (the failure was a failed statement) or hold half a claim (an expired row
+                // taken over before its completion failed): nothing of it may commit. The failure is kept afterwards.
+                transactions.setRollbackOnly();
+                LOG.log(Level.FINE, "Could not write the failure of " + key + " in the caller's transaction; its"
+                        + " transaction is marked for rollback, and the failure is kept after it ends", e);
                 return;
             }
             if (lost != null) {
-                keptFailure.set(null);
+                // A row of the key not finished (another transaction's, or a leased claim running): no answer yet. The
+                // failure stays to be kept afterwards, unless that call's answer is there first by then.
                 throw replies.rejected(key, lost instanceof AtomicClaimLoop.Step.Blocked<Object> b ? b.retryAfter() : Replies.MIN_RETRY_AFTER);
             }
         }
@@ -386,7 +393,10 @@ final class OptimisticFlow implements ClaimFlow {
             ClaimRequest request = new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
                     now.plus(policy.ttl()));
             Completion completion = new Completion(status, response, end, true);
-            Claim claim = calls.claim(request, () -> claims.claimFinishedInTransaction(request, completion, lockWait));
+            // A failure's write that fails is not the store's outage (its transaction may be the one the failure broke):
+            // writeFailure decides, uncounted.
+            Claim claim = status == RecordStatus.FAILED ? claims.claimFinishedInTransaction(request, completion, lockWait)
+                    : calls.claim(request, () -> claims.claimFinishedInTransaction(request, completion, lockWait));
             if (claim instanceof Claim.Acquired acquired) {
                 Ticket ticket = acquired.ticket();
                 written.set(ticket.finished(status, response, end));

@@ -207,6 +207,78 @@ abstract class OptimisticClaimContract {
         assertThat(rows("k-4")).isEqualTo(1);
     }
 
+    /** A failure the method keeps, thrown as the method's answer: stored as text. */
+    static final class Declined extends Exception {
+        Declined(String message) {
+            super(message);
+        }
+    }
+
+    /** A call whose method keeps {@link Declined} as its answer. */
+    private static dev.idempotency.core.AtomicCall<String> keepingDeclines(Callable<String> body) {
+        return new dev.idempotency.core.AtomicCall<>() {
+            @Override
+            public String run() throws Exception {
+                return body.call();
+            }
+
+            @Override
+            public byte[] response(String result) {
+                return result.getBytes(StandardCharsets.UTF_8);
+            }
+
+            @Override
+            public boolean keeps(Throwable failure) {
+                return failure instanceof Declined;
+            }
+
+            @Override
+            public byte[] failure(Throwable failure) {
+                return failure.getMessage().getBytes(StandardCharsets.UTF_8);
+            }
+        };
+    }
+
+    /**
+     * A caller whose transaction goes on after the method threw a failure it keeps (a checked exception under
+     * {@code @Transactional} commits): the failure's record commits with the caller's work, once; every retry gets the
+     * failure, and nothing runs again. Where the caller rolls back instead, the failure is kept all the same.
+     */
+    @Test
+    void aKeptFailureInTheCallersTransactionCommitsWithItsWorkOnce() throws Exception {
+        ScopedKey key = new ScopedKey("payments", "anonymous", "k-kept");
+        env.tm.begin();
+        assertThatThrownBy(() -> engine.flow(ClaimMode.OPTIMISTIC).run(key, "fp-k-kept", null, REJECT, keepingDeclines(() -> {
+            charge("k-kept");
+            throw new Declined("card declined");
+        }))).isInstanceOf(Declined.class);
+        env.tm.commit(); // the caller caught it, and commits its work
+        assertThat(rows("k-kept")).as("the caller's work committed").isEqualTo(1);
+        assertThat(count("select count(*) from idempotency_record where status = 'FAILED'")).as("one kept failure").isEqualTo(1);
+        for (IdempotencyEngine node : List.of(engine, nodes.get(1))) {
+            AtomicOutcome<String> retry = node.flow(ClaimMode.OPTIMISTIC).run(key, "fp-k-kept", null, REJECT,
+                    keepingDeclines(() -> charge("k-kept")));
+            assertThat(retry).isInstanceOf(AtomicOutcome.Replayed.class);
+            assertThat(((AtomicOutcome.Replayed<String>) retry).record().status()).isEqualTo(dev.idempotency.spi.RecordStatus.FAILED);
+            assertThat(new String(((AtomicOutcome.Replayed<String>) retry).record().response(), StandardCharsets.UTF_8))
+                    .isEqualTo("card declined");
+        }
+        assertThat(executions).as("the method ran once").hasValue(1);
+
+        ScopedKey rolledBack = new ScopedKey("payments", "anonymous", "k-kept-2");
+        env.tm.begin();
+        assertThatThrownBy(() -> engine.flow(ClaimMode.OPTIMISTIC).run(rolledBack, "fp-k-kept-2", null, REJECT, keepingDeclines(() -> {
+            charge("k-kept-2");
+            throw new Declined("card declined");
+        }))).isInstanceOf(Declined.class);
+        env.tm.rollback();
+        assertThat(rows("k-kept-2")).isZero();
+        assertThat(count("select count(*) from idempotency_record where status = 'FAILED'")).as("kept after the rollback").isEqualTo(2);
+        assertThat(nodes.get(1).flow(ClaimMode.OPTIMISTIC).run(rolledBack, "fp-k-kept-2", null, REJECT,
+                keepingDeclines(() -> charge("k-kept-2")))).isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(executions).hasValue(2);
+    }
+
     /**
      * The record's insert meets another transaction's uncommitted row of the key (a call on a node whose marker this one
      * cannot see, its commit not yet done): it waits at most the claim lock timeout, then this call's work rolls back and
