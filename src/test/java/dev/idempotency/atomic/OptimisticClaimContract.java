@@ -215,28 +215,8 @@ abstract class OptimisticClaimContract {
     }
 
     /** A call whose method keeps {@link Declined} as its answer. */
-    private static dev.idempotency.core.AtomicCall<String> keepingDeclines(Callable<String> body) {
-        return new dev.idempotency.core.AtomicCall<>() {
-            @Override
-            public String run() throws Exception {
-                return body.call();
-            }
-
-            @Override
-            public byte[] response(String result) {
-                return result.getBytes(StandardCharsets.UTF_8);
-            }
-
-            @Override
-            public boolean keeps(Throwable failure) {
-                return failure instanceof Declined;
-            }
-
-            @Override
-            public byte[] failure(Throwable failure) {
-                return failure.getMessage().getBytes(StandardCharsets.UTF_8);
-            }
-        };
+    private static TextCall keepingDeclines(Callable<String> body) {
+        return TextCall.keeping(Declined.class, body);
     }
 
     /**
