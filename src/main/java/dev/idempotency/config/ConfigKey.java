@@ -81,7 +81,9 @@ public enum ConfigKey {
     MANAGER_POLICY("idempotency.manager.policy", "none"),
     MANAGER_MAX_AGE("idempotency.manager.max-age", "PT24H"),
     MANAGER_MAX_RECORDS("idempotency.manager.max-records", "100000"),
-    MANAGER_SCOPE_BY_PRINCIPAL("idempotency.manager.scope-by-principal", "true");
+    MANAGER_SCOPE_BY_PRINCIPAL("idempotency.manager.scope-by-principal", "true"),
+    OPENAPI_ENABLED("idempotency.openapi.enabled", "true"),
+    OPENAPI_FILTER("idempotency.openapi.filter", "");
 
     private final String key;
     private final String defaultValue;

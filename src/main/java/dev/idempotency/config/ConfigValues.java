@@ -108,6 +108,15 @@ final class ConfigValues {
         return h;
     }
 
+    /** A Java class's binary name ({@code com.acme.ApiFilter}, {@code com.acme.Outer$Inner}), or empty when blank. */
+    static String className(String key, String value) {
+        String v = text(key, value, MAX_NAME, false);
+        if (!v.isEmpty() && !v.matches("[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*)*")) {
+            throw new IllegalArgumentException(key + "=" + shown(value) + " is not a Java class name");
+        }
+        return v;
+    }
+
     static String oneOf(String key, String value, String... allowed) {
         String v = value.strip().toLowerCase(Locale.ROOT);
         for (String a : allowed) {

@@ -74,6 +74,8 @@ public record GlobalSettings(
         Duration managerMaxAge,
         int managerMaxRecords,
         boolean managerScopeByPrincipal,
+        boolean openApiEnabled,
+        String openApiFilter,
         Map<String, String> jpaProperties) {
 
     public static final String PREFIX = "idempotency.";
@@ -194,6 +196,8 @@ public record GlobalSettings(
                 r.get(ConfigKey.MANAGER_MAX_RECORDS,
                         v -> ConfigValues.integer(ConfigKey.MANAGER_MAX_RECORDS.key(), v, 0, Integer.MAX_VALUE)),
                 r.get(ConfigKey.MANAGER_SCOPE_BY_PRINCIPAL, v -> ConfigValues.bool(ConfigKey.MANAGER_SCOPE_BY_PRINCIPAL.key(), v)),
+                r.get(ConfigKey.OPENAPI_ENABLED, v -> ConfigValues.bool(ConfigKey.OPENAPI_ENABLED.key(), v)),
+                r.get(ConfigKey.OPENAPI_FILTER, v -> ConfigValues.className(ConfigKey.OPENAPI_FILTER.key(), v)),
                 Map.copyOf(jpa));
         checkTransportSecurity(settings, errors);
         return settings;

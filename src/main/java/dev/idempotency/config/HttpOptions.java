@@ -12,10 +12,11 @@ package dev.idempotency.config;
  * @param keyFrom         a JSON Pointer to the body field with the key, or empty
  * @param keyFromHeader   whether the header's key is taken first ({@code false}: only the body's, with keyFrom)
  * @param fingerprintFields JSON Pointers to the body fields fingerprinted instead of the whole body; empty: the body
+ * @param expiryHeader    the response header saying until when the key is remembered, or empty for none
  */
 public record HttpOptions(String header, StatusSet keepStatus, long maxResponseSize, long maxRequestSize, boolean failOpen,
                           AnonymousPolicy anonymous, String keyFrom, boolean keyFromHeader,
-                          java.util.List<String> fingerprintFields) {
+                          java.util.List<String> fingerprintFields, String expiryHeader) {
 
     /** Whether the body is read as JSON. */
     public boolean jsonBody() {

@@ -77,6 +77,7 @@ final class MethodResolution {
     private String keyFrom;
     private boolean keyFromHeader;
     private List<String> fingerprintFields;
+    private String expiryHeader;
     private String messageProperty;
     private ClaimMode claim;
     private Type returnType;
@@ -116,7 +117,7 @@ final class MethodResolution {
         return Optional.of(new MethodSettings(method, enabled, namespace, required, keySource, keyIndex, keyInside, keepOn, releaseOn,
                 new Policy(ttl, lease, onConcurrent == OnConcurrent.WAIT, waitTimeout, global.claimLockTimeout()), valueType, async, voidResult,
                 new HttpOptions(header, keepStatus, maxResponseSize, maxRequestSize, failOpen, anonymous, keyFrom,
-                        keyFromHeader, fingerprintFields), messageProperty, claim, incoming));
+                        keyFromHeader, fingerprintFields, expiryHeader), messageProperty, claim, incoming));
     }
 
     /** The key's source: the Idempotency-Key header (a resource method), an @IdempotencyKey parameter, a key inside a parameter's type, or the JMS message (onMessage). */
@@ -286,6 +287,9 @@ final class MethodResolution {
                     }
                     return List.copyOf(out);
                 }, List.of());
+        // configuration only (no annotation member): "" names no header, as idempotency.expiry-header's default
+        expiryHeader = lookup.get("expiryHeader", null,
+                v -> v.isBlank() ? "" : ConfigValues.headerName(lookup.keyOf("expiryHeader"), v.strip()), global.expiryHeader());
         boolean bodyOptions = !keyFrom.isEmpty() || !keyFromHeader || !fingerprintFields.isEmpty();
         if (bodyOptions && keySource != KeySource.HTTP_HEADER && keySource != null) {
             problems.add(" names keyFrom, keyFromHeader or fingerprintFields, which are for JAX-RS "

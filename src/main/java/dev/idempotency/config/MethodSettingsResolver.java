@@ -36,7 +36,7 @@ public final class MethodSettingsResolver {
     /** The members that configuration may override. */
     public static final Set<String> MEMBERS = Set.of("enabled", "namespace", "required", "keepOn", "releaseOn",
             "onConcurrent", "waitTimeout", "ttl", "lease", "header", "keepStatus", "maxResponseSize", "maxRequestSize", "failOpen", "messageProperty", "claim", "keptFailures",
-            "anonymous", "keyFrom", "keyFromHeader", "fingerprintFields");
+            "anonymous", "keyFrom", "keyFromHeader", "fingerprintFields", "expiryHeader");
 
     static final String SEGMENT = "Idempotent/";
 

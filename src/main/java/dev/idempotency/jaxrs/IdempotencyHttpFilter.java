@@ -106,7 +106,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             key = unquote(values.get(0).strip());
             String problem = values.size() > 1 ? "is sent more than once" : KeyRules.problem(key, global.maxKeyLength());
             if (problem != null) {
-                reject(request, false, "its key " + problem, Problems.keyInvalid(header, problem));
+                reject(request, false, "its key " + problem, Problems.keyInvalid(header, problem, global.maxKeyLength()));
                 return;
             }
         } else if (!method.http().keyFrom().isEmpty()) {
@@ -131,7 +131,7 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             key = JsonBody.keyText(field);
             String problem = key == null ? "is not a string or a number" : KeyRules.problem(key, global.maxKeyLength());
             if (problem != null) {
-                reject(request, false, "its body's key " + problem, Problems.keyFieldInvalid(method.http().keyFrom(), problem));
+                reject(request, false, "its body's key " + problem, Problems.keyFieldInvalid(method.http().keyFrom(), problem, global.maxKeyLength()));
                 return;
             }
         }
@@ -621,11 +621,12 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             .ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.ENGLISH).withZone(java.time.ZoneOffset.UTC);
 
     /**
-     * When {@code idempotency.expiry-header} names a header: until when the key is remembered (the record's
-     * expiry, rounded down to the second), on a response that is kept and on its replays.
+     * When the method's expiry header ({@code idempotency.expiry-header}, or its own {@code expiryHeader}) names a
+     * header: until when the key is remembered (the record's expiry, rounded down to the second), on a response that is
+     * kept and on its replays.
      */
     private void expiry(MultivaluedMap<String, Object> headers, java.time.Instant expiresAt) {
-        String name = resolved().global().expiryHeader();
+        String name = method.http().expiryHeader();
         if (!name.isEmpty() && expiresAt != null) {
             headers.putSingle(name, HTTP_DATE.format(expiresAt));
         }

@@ -4,24 +4,30 @@ import jakarta.ws.rs.core.Response;
 
 /**
  * RFC 9457 problem details for the answers the filter gives itself. The {@code type} URIs are stable and
- * listed in the README; {@code detail} never carries stored data or the request.
+ * listed in the README; {@code detail} never carries stored data or the request. Public for the OpenAPI filter,
+ * which describes them; not API.
  */
-final class Problems {
+public final class Problems {
 
-    static final String MEDIA_TYPE = "application/problem+json";
-    static final String BASE = "https://idempotency.dev/problems/";
+    public static final String MEDIA_TYPE = "application/problem+json";
+    public static final String BASE = "https://idempotency.dev/problems/";
 
-    static final String KEY_MISSING = BASE + "key-missing";
-    static final String KEY_INVALID = BASE + "key-invalid";
-    static final String KEY_REUSED = BASE + "key-reused";
-    static final String IN_PROGRESS = BASE + "request-in-progress";
-    static final String STORE_UNAVAILABLE = BASE + "store-unavailable";
-    static final String ROLLED_BACK = BASE + "rolled-back";
-    static final String UNAUTHENTICATED = BASE + "unauthenticated";
-    static final String CLIENT_ID_INVALID = BASE + "client-id-invalid";
-    static final String BODY_INVALID = BASE + "body-invalid";
-    static final String BODY_FIELD_MISSING = BASE + "body-field-missing";
-    static final String REQUEST_TOO_LARGE = BASE + "request-too-large";
+    public static final String KEY_MISSING = BASE + "key-missing";
+    public static final String KEY_INVALID = BASE + "key-invalid";
+    public static final String KEY_REUSED = BASE + "key-reused";
+    public static final String IN_PROGRESS = BASE + "request-in-progress";
+    public static final String STORE_UNAVAILABLE = BASE + "store-unavailable";
+    public static final String ROLLED_BACK = BASE + "rolled-back";
+    public static final String UNAUTHENTICATED = BASE + "unauthenticated";
+    public static final String CLIENT_ID_INVALID = BASE + "client-id-invalid";
+    public static final String BODY_INVALID = BASE + "body-invalid";
+    public static final String BODY_FIELD_MISSING = BASE + "body-field-missing";
+    public static final String REQUEST_TOO_LARGE = BASE + "request-too-large";
+
+    /** Every type URI, for the OpenAPI document's description of the body. */
+    public static final java.util.List<String> TYPES = java.util.List.of(KEY_MISSING, KEY_INVALID, KEY_REUSED, IN_PROGRESS,
+            STORE_UNAVAILABLE, ROLLED_BACK, UNAUTHENTICATED, CLIENT_ID_INVALID, BODY_INVALID, BODY_FIELD_MISSING,
+            REQUEST_TOO_LARGE);
 
     /** Retry-After of a 503: the store is checked again on the next request. */
     static final long STORE_RETRY_AFTER_SECONDS = 5;
@@ -41,9 +47,9 @@ final class Problems {
                         + " in the body's field " + field + ": a unique key per operation, reused on every retry.", null);
     }
 
-    static Response keyFieldInvalid(String field, String problem) {
+    static Response keyFieldInvalid(String field, String problem, int maxLength) {
         return problem(400, KEY_INVALID, "Idempotency key invalid",
-                "The body's field " + field + " " + problem + ". Send a string of 1 to 255 printable ASCII characters.", null);
+                "The body's field " + field + " " + problem + ". Send a string of 1 to " + maxLength + " printable ASCII characters.", null);
     }
 
     /** The body is read as JSON (its key or its fingerprint fields) and is not JSON. */
@@ -64,9 +70,9 @@ final class Problems {
                 "This operation accepts a request body of at most " + maxBytes + " bytes. Send a smaller body.", null);
     }
 
-    static Response keyInvalid(String header, String problem) {
+    static Response keyInvalid(String header, String problem, int maxLength) {
         return problem(400, KEY_INVALID, "Idempotency key invalid",
-                "The " + header + " header " + problem + ". Send one value of 1 to 255 printable ASCII characters.", null);
+                "The " + header + " header " + problem + ". Send one value of 1 to " + maxLength + " printable ASCII characters.", null);
     }
 
     /** A keyed request without a principal where anonymous keys are rejected or need a client header. */

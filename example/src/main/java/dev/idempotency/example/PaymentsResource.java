@@ -18,6 +18,7 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.SecurityContext;
 import jakarta.ws.rs.core.UriInfo;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 import java.net.URI;
 
@@ -54,6 +55,7 @@ public class PaymentsResource {
     @POST
     @Idempotent
     @Consumes(MediaType.APPLICATION_JSON)
+    @APIResponse(responseCode = "201", description = "The payment, charged; Location names it")
     public Response create(PaymentRequest request, @Context UriInfo uri) {
         return charge(request);
     }
@@ -66,6 +68,7 @@ public class PaymentsResource {
     @Path("optimistic")
     @Idempotent(claim = ClaimMode.OPTIMISTIC)
     @Consumes(MediaType.APPLICATION_JSON)
+    @APIResponse(responseCode = "201", description = "The payment, charged; Location names it")
     public Response createOptimistic(PaymentRequest request, @Context UriInfo uri) {
         return charge(request);
     }
@@ -135,6 +138,7 @@ public class PaymentsResource {
 
     @GET
     @Path("{id}")
+    @APIResponse(responseCode = "200", description = "The payment")
     public Response get(@PathParam("id") String id) {
         Payment p = payments.find(id);
         return p == null ? Problems.notFound("No payment " + id) : Response.ok(PaymentView.of(p)).build();
