@@ -287,7 +287,7 @@ final class MethodResolution {
                     }
                     return List.copyOf(out);
                 }, List.of());
-        // configuration only (no annotation member): "" names no header, as idempotency.expiry-header's default
+        // configuration only (no annotation member); an empty value is no value (MicroProfile Config): the global one applies
         expiryHeader = lookup.get("expiryHeader", null,
                 v -> v.isBlank() ? "" : ConfigValues.headerName(lookup.keyOf("expiryHeader"), v.strip()), global.expiryHeader());
         boolean bodyOptions = !keyFrom.isEmpty() || !keyFromHeader || !fingerprintFields.isEmpty();

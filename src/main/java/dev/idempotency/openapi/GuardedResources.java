@@ -36,6 +36,7 @@ final class GuardedResources {
     static final String INDEX = "META-INF/idempotency/openapi-resources";
     static final String IDEMPOTENT = "dev.idempotency.Idempotent";
     static final String APPLICATION_PATH = "jakarta.ws.rs.ApplicationPath";
+    static final String PATH = "jakarta.ws.rs.Path";
     static final String RESOURCE = "resource";
     static final String APPLICATION = "application";
 
@@ -73,7 +74,8 @@ final class GuardedResources {
             Class<?> c = load(loader, name);
             Annotation path = c == null ? null : annotation(c.getAnnotations(), APPLICATION_PATH);
             if (path != null) {
-                applicationPaths.add(normalize(value(path)));
+                String v = value(path);
+                applicationPaths.add(normalize(v.endsWith("/*") ? v.substring(0, v.length() - 2) : v));
             }
         }
         MethodSettingsResolver resolver = new MethodSettingsResolver(config, global);
@@ -118,8 +120,15 @@ final class GuardedResources {
         }
     }
 
-    /** A class's {@code @Idempotent} resource methods, as the HTTP filter guards them. */
+    /**
+     * A class's {@code @Idempotent} resource methods, as the HTTP filter guards them: the methods of a concrete class and
+     * those it inherits from its superclasses, with the annotation on the method or the class that declares it. An
+     * interface or an abstract class is no bean, and an annotation on an interface's method guards nothing.
+     */
     private static void operations(Class<?> resourceClass, MethodSettingsResolver resolver, List<Operation> out) {
+        if (resourceClass.isInterface() || java.lang.reflect.Modifier.isAbstract(resourceClass.getModifiers())) {
+            return;
+        }
         Idempotent classLevel = resourceClass.getAnnotation(Idempotent.class);
         String classPath = pathOf(resourceClass);
         Set<String> seen = new java.util.HashSet<>();

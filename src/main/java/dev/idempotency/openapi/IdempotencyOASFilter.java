@@ -34,8 +34,9 @@ import java.util.logging.Logger;
  * what the application wrote itself wins.
  *
  * <p>Registered by the library ({@code mp.openapi.filter}, at the lowest configuration ordinal), so it needs no line of
- * configuration; an application with a filter of its own names it in {@code idempotency.openapi.filter}, and it runs
- * first. The runtimes create it without CDI (some while the application deploys), so it reads the configuration and the
+ * configuration, but on Quarkus (which reads that key from its own files when it builds the application); an
+ * application with a filter of its own names it in {@code idempotency.openapi.filter}, and it runs first (it does not
+ * see what the library adds). The runtimes create it without CDI (some while the application deploys), so it reads the configuration and the
  * compile-time list of guarded classes itself. Not API: applications name its class, nothing else.
  */
 public class IdempotencyOASFilter implements OASFilter {
@@ -56,15 +57,22 @@ public class IdempotencyOASFilter implements OASFilter {
     IdempotencyOASFilter(ClassLoader loader, Config config) {
         this.loader = loader;
         this.config = config != null ? config : ConfigProvider.getConfig(loader);
-        ConfigErrors errors = new ConfigErrors();
-        GlobalSettings read = GlobalSettings.read(config, errors);
-        if (!errors.all().isEmpty()) {
-            // the application's deployment fails on them with every detail; the document is left as it is
-            LOG.log(Level.WARNING, "idempotency-jakarta leaves the OpenAPI document as it is: its configuration has mistakes ({0})",
-                    errors.all().get(0).getMessage());
-            read = null;
+        GlobalSettings read = null;
+        try {
+            ConfigErrors errors = new ConfigErrors();
+            read = GlobalSettings.read(this.config, errors);
+            if (!errors.all().isEmpty()) {
+                // the application's deployment fails on them with every detail; the document is left as it is
+                LOG.log(Level.WARNING, "idempotency-jakarta leaves the OpenAPI document as it is: its configuration has"
+                        + " mistakes ({0})", errors.all().get(0).getMessage());
+                read = null;
+            }
+        } catch (RuntimeException e) {
+            // never the reason an application's document (or its deployment, where the runtime filters while deploying) fails
+            LOG.log(Level.WARNING, "idempotency-jakarta leaves the OpenAPI document as it is: it could not read its configuration", e);
         }
         this.global = read;
+        // a filter of the application's named in idempotency.openapi.filter: a mistake there fails as a deployment does
         this.next = read == null ? null : chained(read.openApiFilter(), loader);
     }
 
@@ -125,11 +133,19 @@ public class IdempotencyOASFilter implements OASFilter {
         if (!found.listed()) {
             LOG.warning("idempotency-jakarta cannot describe the application's @Idempotent operations in its OpenAPI document:"
                     + " the application was compiled without the library's annotation processor (" + GuardedResources.INDEX
-                    + " is missing). javac runs it by itself up to JDK 22; from JDK 23 on, name it in the build (see the guide,"
-                    + " \"OpenAPI\"), or set idempotency.openapi.enabled=false");
+                    + " is missing). javac runs it by itself up to JDK 22 when the build names no processors; on JDK 23 and"
+                    + " later (-proc:full), with Maven's annotationProcessorPaths or with Gradle, name the library as an"
+                    + " annotation processor (see the guide, \"OpenAPI\"), or set idempotency.openapi.enabled=false");
             return;
         }
-        int decorated = new OpenApiDecoration(global).decorate(openAPI, found);
+        int decorated;
+        try {
+            decorated = new OpenApiDecoration(global).decorate(openAPI, found);
+        } catch (RuntimeException | LinkageError e) {
+            LOG.log(Level.WARNING, "idempotency-jakarta could not describe the application's @Idempotent operations in its"
+                    + " OpenAPI document", e);
+            return;
+        }
         LOG.log(Level.FINE, "idempotency-jakarta described {0} of {1} @Idempotent operations in the OpenAPI document",
                 new Object[] {decorated, found.operations().size()});
     }

@@ -29,7 +29,7 @@ import java.util.logging.Logger;
 
 /**
  * Adds to an OpenAPI document what a client of each guarded operation needs: the key header, the answers the library
- * gives itself (400, 401, 409, 413, 422, 503 as problem+json), the replay marker and expiry header on the statuses
+ * gives itself (400, 401, 409, 413, 422, 500, 503 as problem+json), the replay marker and expiry header on the statuses
  * that are kept, and the key's lifetime and scope ({@value #EXTENSION}). What the document already says wins: a
  * parameter, a response or a schema of the same name is left as the application wrote it.
  */
@@ -61,7 +61,7 @@ final class OpenApiDecoration {
                 LOG.log(Level.FINE, "idempotency-jakarta: no {0} {1} in the OpenAPI document", new Object[] {guarded.verb(), guarded.path()});
                 continue;
             }
-            decorate(operation, guarded);
+            decorate(api, item, operation, guarded);
             decorated++;
         }
         if (decorated > 0) {
@@ -102,10 +102,10 @@ final class OpenApiDecoration {
         return null;
     }
 
-    private void decorate(Operation operation, GuardedResources.Operation guarded) {
+    private void decorate(OpenAPI api, PathItem item, Operation operation, GuardedResources.Operation guarded) {
         MethodSettings settings = guarded.settings();
         HttpOptions http = settings.http();
-        if (http.keyFromHeader() && !hasHeaderParameter(operation, http.header())) {
+        if (http.keyFromHeader() && !hasHeaderParameter(api, item, operation, http.header())) {
             operation.addParameter(keyParameter(settings));
         }
         APIResponses responses = operation.getResponses();
@@ -119,41 +119,61 @@ final class OpenApiDecoration {
                 replayHeaders(e.getValue(), http);
             }
         }
-        boolean body = Set.of("POST", "PUT", "PATCH").contains(guarded.verb());
+        AnonymousPolicy.Mode anonymous = http.anonymous().mode();
         problem(responses, "400", "The idempotency key is missing or malformed" + (http.jsonBody() ? ", or the body is not JSON or lacks a field the key or fingerprint is read from" : "")
                 + "; nothing ran. Send a key of 1 to " + global.maxKeyLength() + " printable ASCII characters.",
                 types(Problems.KEY_MISSING, Problems.KEY_INVALID, http.jsonBody() ? Problems.BODY_INVALID : null,
                         http.jsonBody() ? Problems.BODY_FIELD_MISSING : null,
-                        http.anonymous().mode() == AnonymousPolicy.Mode.HEADER ? Problems.CLIENT_ID_INVALID : null), false);
-        if (http.anonymous().mode() != AnonymousPolicy.Mode.ALLOW) {
-            problem(responses, "401", "A key is accepted only from an authenticated caller"
-                            + (http.anonymous().mode() == AnonymousPolicy.Mode.HEADER ? " or a client naming itself in the "
-                            + http.anonymous().header() + " header" : "") + "; nothing ran.",
-                    types(Problems.UNAUTHENTICATED), false);
+                        anonymous == AnonymousPolicy.Mode.HEADER ? Problems.CLIENT_ID_INVALID : null), null);
+        if (anonymous != AnonymousPolicy.Mode.ALLOW || global.scopeByPrincipal()) {
+            problem(responses, "401", (anonymous == AnonymousPolicy.Mode.ALLOW
+                            ? "A keyed request with credentials the server did not accept"
+                            : "A keyed request from a caller that is not authenticated"
+                            + (anonymous == AnonymousPolicy.Mode.HEADER ? " and names no client in the " + http.anonymous().header()
+                            + " header" : "") + ", or with credentials the server did not accept")
+                            + "; nothing ran. Authenticate and retry with the same key.",
+                    types(Problems.UNAUTHENTICATED), "WWW-Authenticate");
         }
         problem(responses, "409", "A request with this key is still being processed; nothing ran. Retry after the "
-                + "Retry-After seconds: the retry gets the first request's answer.", types(Problems.IN_PROGRESS), true);
-        if (body) {
+                + "Retry-After seconds: the retry gets the first request's answer.", types(Problems.IN_PROGRESS), "Retry-After");
+        if (!Set.of("GET", "HEAD", "OPTIONS").contains(guarded.verb())) {
             problem(responses, "413", "The request body is larger than " + http.maxRequestSize()
-                    + " bytes, the most this operation reads; nothing ran.", types(Problems.REQUEST_TOO_LARGE), false);
+                    + " bytes, the most this operation reads; nothing ran.", types(Problems.REQUEST_TOO_LARGE), null);
         }
         problem(responses, "422", "This key was already used for a different request (another method, path, query or "
-                + "body); nothing ran. Use a new key for a new request.", types(Problems.KEY_REUSED), false);
-        if (!http.failOpen()) {
-            problem(responses, "503", "The key could not be checked (the idempotency store is unavailable); nothing ran. "
-                    + "Retry after the Retry-After seconds.", types(Problems.STORE_UNAVAILABLE), true);
-        }
+                + "body); nothing ran. Use a new key for a new request.", types(Problems.KEY_REUSED), null);
+        problem(responses, "500", "The request's transaction was marked for rollback: nothing of it was done or kept. A retry"
+                + " with the same key runs it again.", types(Problems.ROLLED_BACK), null);
+        problem(responses, "503", (http.failOpen()
+                ? "The answer could not be kept (the idempotency store is unavailable); nothing of it was kept."
+                : "The key could not be checked, or the answer kept (the idempotency store is unavailable); nothing of it"
+                + " was kept.") + " Retry after the Retry-After seconds with the same key.", types(Problems.STORE_UNAVAILABLE), "Retry-After");
         if (operation.getExtensions() == null || !operation.getExtensions().containsKey(EXTENSION)) {
             operation.addExtension(EXTENSION, extension(settings));
         }
     }
 
-    private static boolean hasHeaderParameter(Operation operation, String header) {
-        if (operation.getParameters() == null) {
-            return false;
+    /** Whether the operation, or its path, already has the key's header parameter: written inline or referenced. */
+    private static boolean hasHeaderParameter(OpenAPI api, PathItem item, Operation operation, String header) {
+        List<Parameter> all = new ArrayList<>();
+        if (operation.getParameters() != null) {
+            all.addAll(operation.getParameters());
         }
-        for (Parameter p : operation.getParameters()) {
-            if (p.getIn() == Parameter.In.HEADER && p.getName() != null && p.getName().equalsIgnoreCase(header)) {
+        if (item.getParameters() != null) {
+            all.addAll(item.getParameters());
+        }
+        for (Parameter p : all) {
+            Parameter resolved = p;
+            if (p.getRef() != null) {
+                String name = p.getRef().substring(p.getRef().lastIndexOf('/') + 1);
+                resolved = api.getComponents() == null || api.getComponents().getParameters() == null ? null
+                        : api.getComponents().getParameters().get(name);
+                if (resolved == null) {
+                    // a reference the filter cannot read: it may be the key's header, and a second one is invalid
+                    return true;
+                }
+            }
+            if (resolved.getIn() == Parameter.In.HEADER && resolved.getName() != null && resolved.getName().equalsIgnoreCase(header)) {
                 return true;
             }
         }
@@ -210,7 +230,7 @@ final class OpenApiDecoration {
         }
     }
 
-    private static void problem(APIResponses responses, String code, String description, String types, boolean retryAfter) {
+    private static void problem(APIResponses responses, String code, String description, String types, String header) {
         if (responses.hasAPIResponse(code)) {
             return;
         }
@@ -218,10 +238,14 @@ final class OpenApiDecoration {
                 .description(description + " Problem types: " + types + ".")
                 .content(OASFactory.createContent().addMediaType(Problems.MEDIA_TYPE,
                         OASFactory.createMediaType().schema(OASFactory.createSchema().ref(PROBLEM_SCHEMA))));
-        if (retryAfter) {
-            response.addHeader("Retry-After", OASFactory.createHeader()
+        if ("Retry-After".equals(header)) {
+            response.addHeader(header, OASFactory.createHeader()
                     .description("Seconds to wait before retrying with the same key.")
                     .schema(typed(OASFactory.createSchema(), Schema.SchemaType.INTEGER)));
+        } else if (header != null) {
+            response.addHeader(header, OASFactory.createHeader()
+                    .description("The authentication scheme to use (idempotency.www-authenticate), or the one the request sent.")
+                    .schema(typed(OASFactory.createSchema(), Schema.SchemaType.STRING)));
         }
         responses.addAPIResponse(code, response);
     }

@@ -7,7 +7,8 @@ import java.util.Set;
 
 /**
  * Registers the library's OpenAPI filter ({@code mp.openapi.filter}) at the lowest ordinal, so that an application needs
- * no configuration for it, and any value of its own (a filter of its own, or none) wins. Names the filter by its class
+ * no configuration for it, and any value of its own (a filter of its own, or none) wins. Quarkus reads that key when it
+ * builds the application, from its own files only: there the application names the filter itself. Names the filter by its class
  * name only: this source loads on runtimes without MicroProfile OpenAPI too.
  */
 public final class OpenApiFilterSource implements ConfigSource {

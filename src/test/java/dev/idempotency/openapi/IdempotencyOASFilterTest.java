@@ -137,9 +137,10 @@ class IdempotencyOASFilterTest {
         assertThat(key.getSchema().getMinLength()).isEqualTo(1);
         assertThat(key.getDescription()).contains("24h").contains("Idempotent-Replayed");
 
-        assertThat(create.getResponses().getAPIResponses()).containsKeys("201", "404", "400", "409", "413", "422", "503")
-                .doesNotContainKey("401");
-        for (String code : List.of("400", "409", "413", "422", "503")) {
+        assertThat(create.getResponses().getAPIResponses()).containsKeys("201", "404", "400", "401", "409", "413", "422", "500", "503");
+        assertThat(create.getResponses().getAPIResponse("401").getHeaders()).as("credentials the server refused")
+                .containsOnlyKeys("WWW-Authenticate");
+        for (String code : List.of("400", "401", "409", "413", "422", "500", "503")) {
             APIResponse problem = create.getResponses().getAPIResponse(code);
             assertThat(problem.getContent().getMediaType("application/problem+json").getSchema().getRef())
                     .isEqualTo("#/components/schemas/IdempotencyProblem");
@@ -159,6 +160,23 @@ class IdempotencyOASFilterTest {
                 .containsEntry("key-max-length", 64).containsEntry("key-lifetime", "PT24H")
                 .containsEntry("key-lifetime-seconds", 86_400L).containsEntry("key-scope", "caller")
                 .doesNotContainKey("expiry-header");
+    }
+
+    @Test
+    @DisplayName("as a runtime makes it: registered by the library's configuration source, created with no argument, it decorates")
+    void asARuntimeMakesIt() {
+        ClassLoader before = Thread.currentThread().getContextClassLoader();
+        IndexLoader application = new IndexLoader(INDEX);
+        Thread.currentThread().setContextClassLoader(application);
+        try {
+            String named = org.eclipse.microprofile.config.ConfigProvider.getConfig(application).getValue("mp.openapi.filter", String.class);
+            assertThat(named).isEqualTo(IdempotencyOASFilter.class.getName());
+            OpenAPI api = document();
+            new IdempotencyOASFilter().filterOpenAPI(api);
+            assertThat(keyParameter(op(api, "/api/payments", PathItem.HttpMethod.POST)).getRequired()).isTrue();
+        } finally {
+            Thread.currentThread().setContextClassLoader(before);
+        }
     }
 
     @Test
@@ -224,12 +242,33 @@ class IdempotencyOASFilterTest {
     }
 
     @Test
-    @DisplayName("anonymous keys refused: 401; fail-open: no 503; a key shared by all callers: scope application")
+    @DisplayName("a key header the application declared by reference, or on the path, is not added twice")
+    void aReferencedOrPathLevelKeyHeader() {
+        OpenAPI api = document();
+        api.components(OASFactory.createComponents().addParameter("IdemKey",
+                OASFactory.createParameter().name("Idempotency-Key").in(Parameter.In.HEADER).description("ours")));
+        Operation create = op(api, "/api/payments", PathItem.HttpMethod.POST);
+        create.addParameter(OASFactory.createParameter().ref("IdemKey"));
+        api.getPaths().getPathItem("/api/payments/optional").addParameter(
+                OASFactory.createParameter().name("Idempotency-Key").in(Parameter.In.HEADER).description("on the path"));
+
+        filtered(api, Map.of(), INDEX);
+
+        assertThat(create.getParameters()).singleElement().satisfies(p -> assertThat(p.getRef()).isNotNull());
+        assertThat(op(api, "/api/payments/optional", PathItem.HttpMethod.POST).getParameters()).isNull();
+        assertThat(create.getExtensions()).containsKey("x-idempotency");
+    }
+
+    @Test
+    @DisplayName("keys shared by all callers, anonymous allowed: no 401; refused: 401; fail-open still answers 503 when the answer cannot be kept")
     void anonymousFailOpenAndScope() {
+        assertThat(op(filtered(Map.of("idempotency.scope-by-principal", "false")), "/api/payments", PathItem.HttpMethod.POST)
+                .getResponses().getAPIResponses()).doesNotContainKey("401");
         OpenAPI api = filtered(Map.of("idempotency.anonymous", "reject", "idempotency.fail-open", "true",
                 "idempotency.scope-by-principal", "false"));
         Operation create = op(api, "/api/payments", PathItem.HttpMethod.POST);
-        assertThat(create.getResponses().getAPIResponses()).containsKey("401").doesNotContainKey("503");
+        assertThat(create.getResponses().getAPIResponses()).containsKeys("401", "503");
+        assertThat(create.getResponses().getAPIResponse("503").getDescription()).contains("could not be kept");
         @SuppressWarnings("unchecked")
         Map<String, Object> x = (Map<String, Object>) create.getExtensions().get("x-idempotency");
         assertThat(x).containsEntry("key-scope", "application");
@@ -319,6 +358,19 @@ class IdempotencyOASFilterTest {
         assertThat(rc).isZero();
         assertThat(Files.readAllLines(out.resolve(GuardedResources.INDEX))).filteredOn(l -> !l.startsWith("#"))
                 .containsExactly("application com.acme.Shop", "resource com.acme.Orders", "resource com.acme.Orders$Inner");
+
+        // a compilation of one source (an IDE's): the classes listed before that still exist stay listed
+        Files.writeString(src.resolve("Refunds.java"), """
+                package com.acme;
+                @jakarta.ws.rs.Path("/refunds") public class Refunds extends Base { }
+                abstract class Base { @jakarta.ws.rs.POST @dev.idempotency.Idempotent public String refund(String body) { return body; } }
+                """);
+        rc = javac.run(null, null, null, "-d", out.toString(), "-cp", out + java.io.File.pathSeparator + System.getProperty("java.class.path"),
+                "-processor", GuardedResourceProcessor.class.getName(), src.resolve("Refunds.java").toString());
+        assertThat(rc).isZero();
+        assertThat(Files.readAllLines(out.resolve(GuardedResources.INDEX))).filteredOn(l -> !l.startsWith("#"))
+                .containsExactly("application com.acme.Shop", "resource com.acme.Base", "resource com.acme.Orders",
+                        "resource com.acme.Orders$Inner", "resource com.acme.Refunds");
     }
 
     @Test

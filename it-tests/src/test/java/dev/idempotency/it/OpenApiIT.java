@@ -3,6 +3,7 @@ package dev.idempotency.it;
 import dev.idempotency.openapi.checks.OpenApiDocument;
 
 import io.swagger.v3.oas.models.OpenAPI;
+import io.swagger.v3.oas.models.Operation;
 import io.swagger.v3.oas.models.PathItem;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.condition.DisabledIfSystemProperty;
 
 import java.io.File;
 import java.net.URI;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 
 import static dev.idempotency.openapi.checks.OpenApiDocument.operation;
@@ -58,6 +60,39 @@ class OpenApiIT extends ServerIT {
                 false, 100, "201", null);
         assertThat(operation(api, "/api/payments", PathItem.HttpMethod.POST).getResponses().get("201").getDescription())
                 .as("the application's own description stays").isEqualTo("The payment, charged; Location names it");
+    }
+
+    /**
+     * A client that knows the API only from the document: it sends the key in the header the document names, retries,
+     * and finds on the replay every header the document declares for that status; a new request under the same key is
+     * answered with the status and media type the document declares for a reused key.
+     */
+    @Test
+    @DisplayName("a client driven by the document: the key header it names, the replay's declared headers, the declared 422")
+    void aClientDrivenByTheDocument() throws Exception {
+        OpenAPI api = document();
+        Operation create = operation(api, "/api/payments", PathItem.HttpMethod.POST);
+        String header = OpenApiDocument.keyHeader(create).getName();
+        String key = java.util.UUID.randomUUID().toString();
+        String path = "api/payments";
+        String payment = "{\"amount\":1200,\"currency\":\"EUR\",\"reference\":\"openapi-client\"}";
+
+        HttpResponse<String> first = send(request(path).header("Content-Type", "application/json").header(header, key)
+                .POST(HttpRequest.BodyPublishers.ofString(payment)));
+        HttpResponse<String> retry = send(request(path).header("Content-Type", "application/json").header(header, key)
+                .POST(HttpRequest.BodyPublishers.ofString(payment)));
+        assertThat(create.getResponses()).containsKey(String.valueOf(first.statusCode()));
+        assertThat(retry.statusCode()).isEqualTo(first.statusCode());
+        for (String declared : create.getResponses().get(String.valueOf(retry.statusCode())).getHeaders().keySet()) {
+            assertThat(retry.headers().firstValue(declared)).as("the replay carries the declared " + declared).isPresent();
+        }
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+
+        HttpResponse<String> reused = send(request(path).header("Content-Type", "application/json").header(header, key)
+                .POST(HttpRequest.BodyPublishers.ofString(payment.replace("1200", "1300"))));
+        assertThat(reused.statusCode()).isEqualTo(422);
+        assertThat(create.getResponses().get("422").getContent()).containsOnlyKeys(
+                reused.headers().firstValue("Content-Type").orElseThrow().split(";")[0].strip());
     }
 
     @Test
