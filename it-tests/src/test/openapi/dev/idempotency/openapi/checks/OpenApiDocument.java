@@ -26,15 +26,25 @@ public final class OpenApiDocument {
     private OpenApiDocument() {
     }
 
-    /** The served document (JSON), parsed; it must be valid. */
+    /**
+     * The served document (JSON), parsed; its paths and components, where the library writes, must be valid. What the
+     * parser says of the runtime's own top-level parts is not the library's: WildFly 39 serves an empty license and
+     * external documentation object ({@code info.license.name}, {@code externalDocs.url} missing), Payara Micro adds a
+     * top-level {@code endpoints} member of its own.
+     */
     public static OpenAPI parse(String json) {
         ParseOptions options = new ParseOptions();
         options.setResolve(false);
         SwaggerParseResult parsed = new OpenAPIV3Parser().readContents(json, null, options);
         assertThat(parsed.getOpenAPI()).as("the served document parses: " + parsed.getMessages()).isNotNull();
-        assertThat(parsed.getMessages()).as("the served document is valid").isEmpty();
+        List<String> messages = parsed.getMessages() == null ? List.of() : parsed.getMessages();
+        assertThat(messages).as("the served document's paths and components are valid")
+                .allMatch(m -> RUNTIMES_OWN.stream().anyMatch(m::startsWith));
         return parsed.getOpenAPI();
     }
+
+    /** The parser's messages on parts of the document the runtime writes and the library never touches. */
+    static final List<String> RUNTIMES_OWN = List.of("attribute info.", "attribute externalDocs.", "attribute endpoints is unexpected");
 
     /** The operation whose path ends with {@code path} (a runtime may put the context root in the paths or in servers). */
     public static Operation operation(OpenAPI api, String path, PathItem.HttpMethod verb) {
