@@ -93,6 +93,16 @@ public final class OpenApiDocument {
         }
     }
 
+    /**
+     * The Quarkus and Helidon test applications' {@code /documented} resource: a required key of at most 100 characters
+     * with the expiry header configured for it alone, an optional key, an unguarded read.
+     */
+    public static void assertDocumentedResource(OpenAPI api) {
+        assertGuarded(api, operation(api, "/documented/required", PathItem.HttpMethod.POST), true, 100, "201", "Idempotency-Expires");
+        assertGuarded(api, operation(api, "/documented/optional", PathItem.HttpMethod.POST), false, 100, "201", null);
+        assertUnguarded(operation(api, "/documented", PathItem.HttpMethod.GET));
+    }
+
     /** An operation the library does not guard: nothing of it. */
     public static void assertUnguarded(Operation op) {
         assertThat(op.getParameters() == null ? List.<Parameter>of() : op.getParameters())
