@@ -25,7 +25,7 @@ class KeyHeaderFuzzTest {
     private static final Method UNQUOTE = Internals.method(Internals.type("dev.idempotency.jaxrs.IdempotencyHttpFilter"),
             "unquote", String.class);
     private static final Method KEY_INVALID = Internals.method(Internals.type("dev.idempotency.jaxrs.Problems"),
-            "keyInvalid", String.class, String.class);
+            "keyInvalid", String.class, String.class, int.class);
     private static final Pattern PROBLEMS = Pattern.compile("is empty"
             + "|is \\d+ characters long; at most \\d+ are allowed"
             + "|has a character outside printable ASCII at position \\d+");
@@ -41,9 +41,10 @@ class KeyHeaderFuzzTest {
 
         String problem = KeyRules.problem(key, max);
         if (problem != null) {
-            Response r = Internals.call(KEY_INVALID, null, "Idempotency-Key", problem);
+            Response r = Internals.call(KEY_INVALID, null, "Idempotency-Key", problem, max);
             assertThat(r.getStatus()).isEqualTo(400);
             assertThat(r.getMediaType()).hasToString("application/problem+json");
+            assertThat((String) r.getEntity()).as("the detail names the configured maximum").contains("1 to " + max + " printable");
         } else {
             // the same key sent as a structured-field string: the filter reads the same key
             String quoted = "\"" + key.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";

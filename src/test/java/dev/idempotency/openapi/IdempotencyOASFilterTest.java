@@ -21,6 +21,9 @@ import org.eclipse.microprofile.openapi.models.Operation;
 import org.eclipse.microprofile.openapi.models.PathItem;
 import org.eclipse.microprofile.openapi.models.parameters.Parameter;
 import org.eclipse.microprofile.openapi.models.responses.APIResponse;
+import org.eclipse.microprofile.config.spi.ConfigProviderResolver;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -167,6 +170,11 @@ class IdempotencyOASFilterTest {
     void asARuntimeMakesIt() {
         ClassLoader before = Thread.currentThread().getContextClassLoader();
         IndexLoader application = new IndexLoader(INDEX);
+        // the application's configuration: the sources its class loader brings (the library's among them), not this
+        // machine's environment
+        ConfigProviderResolver resolver = ConfigProviderResolver.instance();
+        resolver.registerConfig(new io.smallrye.config.SmallRyeConfigBuilder().forClassLoader(application)
+                .addDiscoveredSources().build(), application);
         Thread.currentThread().setContextClassLoader(application);
         try {
             String named = org.eclipse.microprofile.config.ConfigProvider.getConfig(application).getValue("mp.openapi.filter", String.class);
@@ -176,6 +184,33 @@ class IdempotencyOASFilterTest {
             assertThat(keyParameter(op(api, "/api/payments", PathItem.HttpMethod.POST)).getRequired()).isTrue();
         } finally {
             Thread.currentThread().setContextClassLoader(before);
+            resolver.releaseConfig(resolver.getConfig(application));
+        }
+    }
+
+    /** Whether this class registered the configuration SmallRye OpenAPI's writer asks for, and must release it. */
+    static boolean ownConfig;
+
+    /**
+     * SmallRye OpenAPI's writer reads MicroProfile Config for the test's class loader, and the first read registers one
+     * that outlives this class (a later test's server then cannot register its own): an empty one of this class's,
+     * released after it.
+     */
+    @BeforeAll
+    static void giveTheWriterAConfiguration() {
+        try {
+            ConfigProviderResolver.instance().registerConfig(IdempotencyWeld.config(Map.of()), IdempotencyOASFilterTest.class.getClassLoader());
+            ownConfig = true;
+        } catch (IllegalStateException alreadyOne) {
+            ownConfig = false;
+        }
+    }
+
+    @AfterAll
+    static void releaseIt() {
+        if (ownConfig) {
+            ConfigProviderResolver resolver = ConfigProviderResolver.instance();
+            resolver.releaseConfig(resolver.getConfig(IdempotencyOASFilterTest.class.getClassLoader()));
         }
     }
 
