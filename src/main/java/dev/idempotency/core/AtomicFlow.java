@@ -121,10 +121,15 @@ final class AtomicFlow implements ClaimFlow {
             if (joined) {
                 return attempt.call();
             }
+            java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
             try {
-                return transactions.required(attempt);
+                return transactions.required(() -> {
+                    AtomicClaimLoop.Step<AtomicOutcome<R>> step = attempt.call();
+                    returned.set(true);
+                    return step;
+                });
             } catch (Exception e) {
-                return afterLostCommit(key, e);
+                return afterLostCommit(key, e, returned.get());
             }
         });
     }
@@ -132,11 +137,19 @@ final class AtomicFlow implements ClaimFlow {
     /**
      * The library's transaction failed. When it lost to another transaction's commit (on a multi-primary database, a
      * certification failure: another node committed the same key first) and the key now has a record, the claim is
-     * judged again in a new transaction (a replay, or "in progress"); the operation's work rolled back with it.
-     * Otherwise the failure is the caller's.
+     * judged again in a new transaction (a replay, or "in progress"); the operation's work rolled back with it. A
+     * commit whose database connection failed (the server gone, or failing over) is the store's failure
+     * ({@link LostConnection#atCommit}). Otherwise the failure is the caller's.
+     *
+     * @param committing whether the work had returned: the failure is the commit's, not the work's
      */
-    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure) throws Exception {
+    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure, boolean committing) throws Exception {
         if (!lostTheKey(key, failure)) {
+            if (committing && LostConnection.in(failure)) {
+                dev.idempotency.IdempotencyStoreException unknown = LostConnection.atCommit(key, failure);
+                observer.get().storeError(key.namespace(), unknown);
+                throw unknown;
+            }
             throw failure; // not a lost race for the key (a conflict on the operation's own rows, or the store cannot tell)
         }
         return new AtomicClaimLoop.Step.Blocked<>(true, Replies.MIN_RETRY_AFTER); // judged again: a replay of the winner, or "in progress"

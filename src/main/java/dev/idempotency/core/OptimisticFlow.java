@@ -124,10 +124,15 @@ final class OptimisticFlow implements ClaimFlow {
                 if (joined) {
                     step = attempt.call();
                 } else {
+                    java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
                     try {
-                        step = transactions.required(attempt);
+                        step = transactions.required(() -> {
+                            AtomicClaimLoop.Step<AtomicOutcome<R>> s = attempt.call();
+                            returned.set(true);
+                            return s;
+                        });
                     } catch (Exception e) {
-                        step = afterLostCommit(key, e);
+                        step = afterLostCommit(key, e, returned.get());
                     }
                 }
             } finally {
@@ -537,9 +542,19 @@ final class OptimisticFlow implements ClaimFlow {
 
     private static final Duration LOOK_AGAIN = Duration.ofMillis(200);
 
-    /** The library's transaction failed: a lost race for the key is judged again (a replay, or in progress); else thrown. */
-    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure) throws Exception {
+    /**
+     * The library's transaction failed: a lost race for the key is judged again (a replay, or in progress); a commit
+     * whose database connection failed is the store's failure ({@link LostConnection#atCommit}); else thrown.
+     *
+     * @param committing whether the work had returned: the failure is the commit's, not the work's
+     */
+    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure, boolean committing) throws Exception {
         if (!lostTheKey(key, failure)) {
+            if (committing && LostConnection.in(failure)) {
+                dev.idempotency.IdempotencyStoreException unknown = LostConnection.atCommit(key, failure);
+                observer.get().storeError(key.namespace(), unknown);
+                throw unknown;
+            }
             throw failure;
         }
         return new AtomicClaimLoop.Step.Blocked<>(true, Replies.MIN_RETRY_AFTER);

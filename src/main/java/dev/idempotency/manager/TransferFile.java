@@ -59,6 +59,9 @@ public final class TransferFile {
     }
 
     static int export(IdempotencyEngine engine, Path file) {
+        // The sightings this node has seen and the store not yet recorded go in first, so that the file carries each
+        // record's latest "last seen" this node knows (a restore would otherwise move it back).
+        engine.flushSightings();
         // The records, one at a time, to a file of their own beside the export (the store is read in batches: an export
         // of any size holds few records at a time); then the header, which announces their count, and them.
         Path dir = file.toAbsolutePath().getParent();

@@ -92,15 +92,15 @@ public final class GaleraCluster implements AutoCloseable {
     public GaleraCluster start() throws IOException, InterruptedException {
         stopAll();
         killLeftOvers();
-        deleteRecursively(root);
+        LocalCommands.deleteTree(root);
         Files.createDirectories(root);
         Path first = dir(1);
-        run(List.of("mariadb-install-db", "--no-defaults", "--user=mysql", "--datadir=" + first, "--skip-test-db",
+        LocalCommands.run(List.of("mariadb-install-db", "--no-defaults", "--user=mysql", "--datadir=" + first, "--skip-test-db",
                 "--auth-root-authentication-method=socket"));
         for (int node = 2; node <= size; node++) {
-            run(List.of("cp", "-a", first.toString(), dir(node).toString()));
+            LocalCommands.run(List.of("cp", "-a", first.toString(), dir(node).toString()));
         }
-        run(List.of("chown", "-R", "mysql:mysql", root.toString()));
+        LocalCommands.run(List.of("chown", "-R", "mysql:mysql", root.toString()));
         startNode(1, true);
         awaitSynced(1);
         admin(1, "CREATE DATABASE IF NOT EXISTS test; CREATE USER IF NOT EXISTS '" + USER + "'@'127.0.0.1' IDENTIFIED BY '"
@@ -191,21 +191,7 @@ public final class GaleraCluster implements AutoCloseable {
 
     /** Runs SQL as root through a node's socket, and returns what it printed (tab-separated, no headers). */
     public String admin(int node, String sql) throws IOException {
-        return run(List.of("mariadb", "--no-defaults", "--socket=" + dir(node).resolve("mysqld.sock"), "-uroot", "-N", "-B", "-e", sql));
-    }
-
-    private static String run(List<String> command) throws IOException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        try {
-            if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                throw new IOException(String.join(" ", command) + " failed: " + out);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("Interrupted: " + command, e);
-        }
-        return out;
+        return LocalCommands.run(List.of("mariadb", "--no-defaults", "--socket=" + dir(node).resolve("mysqld.sock"), "-uroot", "-N", "-B", "-e", sql));
     }
 
     /** Nodes a test JVM that died left running (their pid files): they would hold the ports. */
@@ -230,17 +216,6 @@ public final class GaleraCluster implements AutoCloseable {
                     p.destroyForcibly();
                 }
                 processes[node] = null;
-            }
-        }
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var paths = Files.walk(dir)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
             }
         }
     }

@@ -91,7 +91,7 @@ public final class InfinispanServers implements AutoCloseable {
     public InfinispanServers start() throws Exception {
         killLeftovers();
         for (int i = first; i < first + count; i++) {
-            deleteTree(ROOT.resolve("node-" + i));
+            LocalCommands.deleteTree(ROOT.resolve("node-" + i));
             start(i);
         }
         return this;
@@ -192,17 +192,6 @@ public final class InfinispanServers implements AutoCloseable {
                                 h.onExit().orTimeout(30, TimeUnit.SECONDS).join();
                             });
                 }
-            }
-        }
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (var paths = Files.walk(root)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
             }
         }
     }

@@ -66,7 +66,23 @@ public final class JtaEnvironment implements AutoCloseable {
      */
     public JtaEnvironment(String url, String user, String password, Map<String, String> jpaProperties, int poolSize,
                           boolean counting, boolean jdbcHotPath) {
-        dataSource = dataSource(url, user, password, tm, tsr, poolSize, counting);
+        this(url, user, password, jpaProperties, poolSize, counting, jdbcHotPath, java.util.function.UnaryOperator.identity());
+    }
+
+    /**
+     * With the pool's settings amended (for example its connection validation, as a server's pool that must outlive a
+     * database failover has it).
+     */
+    public JtaEnvironment(String url, String user, String password, int poolSize,
+                          java.util.function.UnaryOperator<io.agroal.api.configuration.supplier.AgroalConnectionPoolConfigurationSupplier> poolSettings) {
+        this(url, user, password, Map.of(), poolSize, false, true, poolSettings);
+    }
+
+    private JtaEnvironment(String url, String user, String password, Map<String, String> jpaProperties, int poolSize,
+                           boolean counting, boolean jdbcHotPath,
+                           java.util.function.UnaryOperator<io.agroal.api.configuration.supplier.AgroalConnectionPoolConfigurationSupplier> poolSettings) {
+        dataSource = dataSource(url, user, password, tm, tsr, poolSize, counting,
+                Duration.ofSeconds(poolSize == 48 ? 30 : 10), poolSettings);
         JpaSchema.createIfMissing(dataSource);
         Map<String, String> properties = new java.util.HashMap<>(HIBERNATE_JTA);
         properties.putAll(jpaProperties);
@@ -89,10 +105,17 @@ public final class JtaEnvironment implements AutoCloseable {
     public static AgroalDataSource dataSource(String url, String user, String password, TransactionManager tm,
                                               TransactionSynchronizationRegistry tsr, int poolSize, boolean counting,
                                               Duration acquisitionTimeout) {
+        return dataSource(url, user, password, tm, tsr, poolSize, counting, acquisitionTimeout, java.util.function.UnaryOperator.identity());
+    }
+
+    private static AgroalDataSource dataSource(String url, String user, String password, TransactionManager tm,
+                                               TransactionSynchronizationRegistry tsr, int poolSize, boolean counting,
+                                               Duration acquisitionTimeout,
+                                               java.util.function.UnaryOperator<io.agroal.api.configuration.supplier.AgroalConnectionPoolConfigurationSupplier> poolSettings) {
         try {
             return AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
                     .metricsEnabled(true)
-                    .connectionPoolConfiguration(pool -> pool
+                    .connectionPoolConfiguration(pool -> poolSettings.apply(pool)
                             .maxSize(poolSize)
                             .acquisitionTimeout(acquisitionTimeout)
                             .transactionIntegration(new NarayanaTransactionIntegration(tm, tsr))

@@ -1,0 +1,63 @@
+package dev.idempotency.core;
+
+import java.net.SocketException;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLTransientConnectionException;
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.IdentityHashMap;
+import java.util.Set;
+
+/**
+ * Whether a failure is the database's connection lost (its server gone, killed or failing over), anywhere in the
+ * failure: its causes and what it suppressed (a transaction manager reports its resource's failure as suppressed).
+ * In JDBC's words: a {@link SQLException} of SQLState class {@code 08} (connection exception) or PostgreSQL's
+ * {@code 57P01}-{@code 57P03} (the server shutting down or not yet accepting), a connection exception type, or the
+ * socket's own failure.
+ */
+final class LostConnection {
+
+    private LostConnection() {
+    }
+
+    /**
+     * The store's failure for a commit of the library's transaction (the work, its claim and its answer) whose connection
+     * failed: whether the database committed is unknown, and a retry finds out (the answer replayed if it did, the work
+     * run if not). Over HTTP a {@code 503} with {@code Retry-After}, as any store failure.
+     */
+    static dev.idempotency.IdempotencyStoreException atCommit(dev.idempotency.spi.ScopedKey key, Throwable failure) {
+        return new dev.idempotency.IdempotencyStoreException("Could not commit the work and the answer of the " + key
+                + ": the database's connection failed during the commit, which may or may not have taken place; a retry"
+                + " replays the answer if it did, and runs the work if not", failure);
+    }
+
+    static boolean in(Throwable failure) {
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        Deque<Throwable> next = new ArrayDeque<>();
+        next.add(failure);
+        while (!next.isEmpty()) {
+            Throwable t = next.poll();
+            if (!seen.add(t)) {
+                continue;
+            }
+            if (t instanceof SQLTransientConnectionException || t instanceof SQLNonTransientConnectionException
+                    || t instanceof SocketException) {
+                return true;
+            }
+            if (t instanceof SQLException sql && sql.getSQLState() != null
+                    && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P0"))) {
+                return true;
+            }
+            if (t.getCause() != null) {
+                next.add(t.getCause());
+            }
+            Collections.addAll(next, t.getSuppressed());
+            if (t instanceof SQLException sql && sql.getNextException() != null) {
+                next.add(sql.getNextException());
+            }
+        }
+        return false;
+    }
+}
