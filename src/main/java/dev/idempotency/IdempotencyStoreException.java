@@ -2,7 +2,9 @@ package dev.idempotency;
 
 /**
  * The store could not be read or written (database down, lock timeout). When it is thrown before the
- * operation, the operation did not run (fail closed).
+ * operation, the operation did not run (fail closed). Thrown when the commit of a transaction the library began around
+ * the operation lost the database's connection (a database failing over), the operation ran and its commit may or may
+ * not have taken place: a retry replays the answer if it did, and runs the operation if not.
  */
 public class IdempotencyStoreException extends IdempotencyException {
     private static final long serialVersionUID = 1L;

@@ -88,7 +88,8 @@ final class AtomicFlow implements ClaimFlow {
      *
      * @throws IdempotencyKeyReusedException  the key belongs to another request
      * @throws IdempotencyInProgressException another call holds the key
-     * @throws IdempotencyStoreException      the store failed; the operation did not run
+     * @throws IdempotencyStoreException      the store failed; the operation did not run, or, in the library's transaction,
+     *                                        its commit lost the database's connection (it may have taken place)
      * @throws Exception                      what the operation threw
      */
     @Override
@@ -121,11 +122,12 @@ final class AtomicFlow implements ClaimFlow {
             if (joined) {
                 return attempt.call();
             }
-            java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicReference<AtomicClaimLoop.Step<AtomicOutcome<R>>> returned =
+                    new java.util.concurrent.atomic.AtomicReference<>();
             try {
                 return transactions.required(() -> {
                     AtomicClaimLoop.Step<AtomicOutcome<R>> step = attempt.call();
-                    returned.set(true);
+                    returned.set(step);
                     return step;
                 });
             } catch (Exception e) {
@@ -141,11 +143,15 @@ final class AtomicFlow implements ClaimFlow {
      * commit whose database connection failed (the server gone, or failing over) is the store's failure
      * ({@link LostConnection#atCommit}). Otherwise the failure is the caller's.
      *
-     * @param committing whether the work had returned: the failure is the commit's, not the work's
+     * @param returned what the transaction's work answered, when it returned (the failure is then the commit's); {@code null}
+     *                 when the work threw
      */
-    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure, boolean committing) throws Exception {
+    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure, AtomicClaimLoop.Step<T> returned) throws Exception {
         if (!lostTheKey(key, failure)) {
-            if (committing && LostConnection.in(failure)) {
+            if (returned != null && LostConnection.in(failure)) {
+                if (!(returned instanceof AtomicClaimLoop.Step.Done<T>)) {
+                    return returned; // the work did not run: its transaction wrote nothing, and the answer in hand stands
+                }
                 dev.idempotency.IdempotencyStoreException unknown = LostConnection.atCommit(key, failure);
                 observer.get().storeError(key.namespace(), unknown);
                 throw unknown;

@@ -16,7 +16,9 @@ public interface ClaimFlow {
      *
      * @throws IdempotencyKeyReusedException  the key belongs to another request
      * @throws IdempotencyInProgressException another call holds the key
-     * @throws IdempotencyStoreException      the store failed; the call did not run
+     * @throws IdempotencyStoreException      the store failed; the call did not run, or (atomic and optimistic, in a
+     *                                        transaction of the library's) its commit lost the database's connection and
+     *                                        may or may not have taken place: the retry finds out
      * @throws Exception                      what the call threw
      */
     <R> AtomicOutcome<R> run(ScopedKey key, String fingerprint, String requestType, Policy policy, AtomicCall<R> call)

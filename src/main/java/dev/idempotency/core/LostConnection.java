@@ -19,6 +19,11 @@ import java.util.Set;
  */
 final class LostConnection {
 
+    /** PostgreSQL: an administrator's or a crash's shutdown, or a server not yet accepting connections. */
+    private static final Set<String> SHUTTING_DOWN = Set.of("57P01", "57P02", "57P03");
+
+    private static final java.util.logging.Logger LOG = java.util.logging.Logger.getLogger(IdempotencyEngine.class.getName());
+
     private LostConnection() {
     }
 
@@ -28,9 +33,12 @@ final class LostConnection {
      * run if not). Over HTTP a {@code 503} with {@code Retry-After}, as any store failure.
      */
     static dev.idempotency.IdempotencyStoreException atCommit(dev.idempotency.spi.ScopedKey key, Throwable failure) {
-        return new dev.idempotency.IdempotencyStoreException("Could not commit the work and the answer of the " + key
-                + ": the database's connection failed during the commit, which may or may not have taken place; a retry"
-                + " replays the answer if it did, and runs the work if not", failure);
+        dev.idempotency.IdempotencyStoreException unknown = new dev.idempotency.IdempotencyStoreException(
+                "Could not commit the work and the answer of the " + key + ": the database's connection failed during the"
+                        + " commit, which may or may not have taken place; a retry replays the answer if it did, and runs"
+                        + " the work if not", failure);
+        LOG.log(java.util.logging.Level.WARNING, unknown.getMessage(), failure);
+        return unknown;
     }
 
     static boolean in(Throwable failure) {
@@ -47,7 +55,7 @@ final class LostConnection {
                 return true;
             }
             if (t instanceof SQLException sql && sql.getSQLState() != null
-                    && (sql.getSQLState().startsWith("08") || sql.getSQLState().startsWith("57P0"))) {
+                    && (sql.getSQLState().startsWith("08") || SHUTTING_DOWN.contains(sql.getSQLState()))) {
                 return true;
             }
             if (t.getCause() != null) {

@@ -97,7 +97,8 @@ final class OptimisticFlow implements ClaimFlow {
      *
      * @throws IdempotencyKeyReusedException  the key belongs to another request
      * @throws IdempotencyInProgressException another call holds the key
-     * @throws IdempotencyStoreException      the store failed; nothing of the call is kept
+     * @throws IdempotencyStoreException      the store failed; nothing of the call is kept, or, in the library's
+     *                                        transaction, its commit lost the database's connection (it may have taken place)
      */
     @Override
     public <R> AtomicOutcome<R> run(ScopedKey key, String fingerprint, String requestType, Policy policy, AtomicCall<R> call)
@@ -124,11 +125,12 @@ final class OptimisticFlow implements ClaimFlow {
                 if (joined) {
                     step = attempt.call();
                 } else {
-                    java.util.concurrent.atomic.AtomicBoolean returned = new java.util.concurrent.atomic.AtomicBoolean();
+                    java.util.concurrent.atomic.AtomicReference<AtomicClaimLoop.Step<AtomicOutcome<R>>> returned =
+                            new java.util.concurrent.atomic.AtomicReference<>();
                     try {
                         step = transactions.required(() -> {
                             AtomicClaimLoop.Step<AtomicOutcome<R>> s = attempt.call();
-                            returned.set(true);
+                            returned.set(s);
                             return s;
                         });
                     } catch (Exception e) {
@@ -546,11 +548,15 @@ final class OptimisticFlow implements ClaimFlow {
      * The library's transaction failed: a lost race for the key is judged again (a replay, or in progress); a commit
      * whose database connection failed is the store's failure ({@link LostConnection#atCommit}); else thrown.
      *
-     * @param committing whether the work had returned: the failure is the commit's, not the work's
+     * @param returned what the transaction's work answered, when it returned (the failure is then the commit's); {@code null}
+     *                 when the work threw
      */
-    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure, boolean committing) throws Exception {
+    private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure, AtomicClaimLoop.Step<T> returned) throws Exception {
         if (!lostTheKey(key, failure)) {
-            if (committing && LostConnection.in(failure)) {
+            if (returned != null && LostConnection.in(failure)) {
+                if (!(returned instanceof AtomicClaimLoop.Step.Done<T>)) {
+                    return returned; // the work did not run: its transaction wrote nothing, and the answer in hand stands
+                }
                 dev.idempotency.IdempotencyStoreException unknown = LostConnection.atCommit(key, failure);
                 observer.get().storeError(key.namespace(), unknown);
                 throw unknown;

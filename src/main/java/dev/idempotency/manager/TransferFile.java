@@ -61,7 +61,12 @@ public final class TransferFile {
     static int export(IdempotencyEngine engine, Path file) {
         // The sightings this node has seen and the store not yet recorded go in first, so that the file carries each
         // record's latest "last seen" this node knows (a restore would otherwise move it back).
-        engine.flushSightings();
+        try {
+            engine.flushSightings();
+        } catch (RuntimeException e) {
+            java.util.logging.Logger.getLogger(TransferFile.class.getName()).log(java.util.logging.Level.WARNING,
+                    "Could not record this node's last sightings before the export; the file has the store's", e);
+        }
         // The records, one at a time, to a file of their own beside the export (the store is read in batches: an export
         // of any size holds few records at a time); then the header, which announces their count, and them.
         Path dir = file.toAbsolutePath().getParent();

@@ -90,12 +90,12 @@ public final class PostgresStandbyPair implements AutoCloseable {
     }
 
     /**
-     * The URL an application uses: both hosts, the driver connecting to whichever is the primary (it asks each), and
-     * giving up on a host that does not answer within 2 s.
+     * The URL an application uses: both hosts, the driver connecting to whichever is the primary (it asks each), giving
+     * up on a host that does not answer within 2 s, and on a statement or a commit whose server went silent after 10 s.
      */
     public String url() {
         return "jdbc:postgresql://127.0.0.1:" + primaryPort() + ",127.0.0.1:" + standbyPort()
-                + "/postgres?targetServerType=primary&connectTimeout=2&loginTimeout=4";
+                + "/postgres?targetServerType=primary&connectTimeout=2&loginTimeout=4&socketTimeout=10";
     }
 
     /** One server's own URL. */
