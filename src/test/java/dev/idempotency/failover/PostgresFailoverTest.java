@@ -67,6 +67,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * promotion really loses a suffix of acknowledged commits (on loopback the standby otherwise keeps up within a
  * millisecond, and the run would prove nothing about the lost suffix). Figures, per claim mode and replication mode,
  * go to {@code target/failover/results.txt} and standard output.
+ *
+ * <p>Over 450 lines on purpose: the load, its tally and the leased claim's two failover cases share one pair of
+ * servers' set-up and one way of counting, and are read together.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PostgresFailoverTest {
