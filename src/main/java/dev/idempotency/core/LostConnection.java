@@ -41,6 +41,25 @@ final class LostConnection {
         return unknown;
     }
 
+    /**
+     * What a call is answered when its transaction's commit failed after the work returned ({@code returned}; {@code null}
+     * when it threw, and then nothing is said here): the step in hand when the work did not run (a replay, or "blocked":
+     * its transaction wrote nothing); the store's failure ({@link #atCommit}, counted) when it ran and the database's
+     * connection was lost. {@code null}: the failure is not the database's connection lost, and stays the caller's.
+     */
+    static <T> AtomicClaimLoop.Step<T> afterCommit(dev.idempotency.spi.ScopedKey key, Exception failure,
+                                                   AtomicClaimLoop.Step<T> returned, EngineObserver observer) {
+        if (returned == null || !in(failure)) {
+            return null;
+        }
+        if (!(returned instanceof AtomicClaimLoop.Step.Done<T>)) {
+            return returned;
+        }
+        dev.idempotency.IdempotencyStoreException unknown = atCommit(key, failure);
+        observer.storeError(key.namespace(), unknown);
+        throw unknown;
+    }
+
     static boolean in(Throwable failure) {
         Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
         Deque<Throwable> next = new ArrayDeque<>();

@@ -553,13 +553,9 @@ final class OptimisticFlow implements ClaimFlow {
      */
     private <T> AtomicClaimLoop.Step<T> afterLostCommit(ScopedKey key, Exception failure, AtomicClaimLoop.Step<T> returned) throws Exception {
         if (!lostTheKey(key, failure)) {
-            if (returned != null && LostConnection.in(failure)) {
-                if (!(returned instanceof AtomicClaimLoop.Step.Done<T>)) {
-                    return returned; // the work did not run: its transaction wrote nothing, and the answer in hand stands
-                }
-                dev.idempotency.IdempotencyStoreException unknown = LostConnection.atCommit(key, failure);
-                observer.get().storeError(key.namespace(), unknown);
-                throw unknown;
+            AtomicClaimLoop.Step<T> inHand = LostConnection.afterCommit(key, failure, returned, observer.get());
+            if (inHand != null) {
+                return inHand;
             }
             throw failure;
         }

@@ -54,4 +54,30 @@ class LostConnectionTest {
         assertThat(failure.getMessage()).contains("k-1").contains("may or may not have taken place").contains("a retry replays");
         assertThat(failure.getCause()).isSameAs(cause);
     }
+
+    @Test
+    void aCommitThatLostItsConnectionAfterTheWorkRanIsTheStoresFailureAndAfterAReplayTheReplayStands() {
+        dev.idempotency.spi.ScopedKey key = new dev.idempotency.spi.ScopedKey("payments", "anonymous", "k-2");
+        Exception lost = new Exception("ARJUNA016053: Could not commit transaction.");
+        lost.addSuppressed(new SQLException("An I/O error occurred while sending to the backend.", "08006"));
+        java.util.List<RuntimeException> counted = new java.util.ArrayList<>();
+        EngineObserver observer = new EngineObserver() {
+            @Override
+            public void storeError(String namespace, RuntimeException error) {
+                counted.add(error);
+            }
+        };
+        // The work ran: whether its commit took place is unknown
+        AtomicClaimLoop.Step<String> ran = new AtomicClaimLoop.Step.Done<>("receipt");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> LostConnection.afterCommit(key, lost, ran, observer))
+                .isInstanceOf(dev.idempotency.IdempotencyStoreException.class).hasMessageContaining("k-2").hasCause(lost);
+        assertThat(counted).hasSize(1);
+        // The work did not run (another call holds the key): its transaction wrote nothing, the answer in hand stands
+        AtomicClaimLoop.Step<String> blocked = new AtomicClaimLoop.Step.Blocked<>(false, java.time.Duration.ofSeconds(1));
+        assertThat(LostConnection.afterCommit(key, lost, blocked, observer)).isSameAs(blocked);
+        // The work threw, or the commit failed for another reason: the caller's failure, as it was
+        assertThat(LostConnection.afterCommit(key, lost, null, observer)).isNull();
+        assertThat(LostConnection.afterCommit(key, new Exception("the transaction timed out"), ran, observer)).isNull();
+        assertThat(counted).hasSize(1);
+    }
 }
