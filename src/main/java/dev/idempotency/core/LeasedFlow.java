@@ -310,16 +310,49 @@ final class LeasedFlow implements ClaimFlow {
      */
     void keepFailureAfterwards(ScopedKey key, String fingerprint, String requestType, Policy policy, byte[] failure) {
         afterTransaction(() -> {
-            Instant now = clock.instant();
-            Claim claim = calls.claim(new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
-                    now.plus(policy.ttl())));
-            if (claim instanceof Claim.Acquired acquired) {
-                fail(acquired.ticket(), failure);
-            } else {
+            if (!(claimAndFail(key, fingerprint, requestType, policy, failure) instanceof Claim.Acquired)) {
                 LOG.log(Level.WARNING, "Did not keep the failure of the {0}: another call of the key claimed it first, and"
                         + " its answer is the one retries get", key);
             }
         }, "Could not keep the failure of " + key + "; a retry runs the operation again");
+    }
+
+    /**
+     * A kept failure of an optimistic call, stored before its caller hears it, while the work's transaction is still
+     * open (it holds no row of the key): a leased claim and its completion, in transactions of their own on a clean
+     * thread, waited for (bounded). The claim that decided is returned: acquired (the failure is the key's answer,
+     * finished and cached), or the row of the key that was there first.
+     *
+     * @throws IdempotencyStoreException the store could not be written in time: whether the failure is kept is not known
+     */
+    Claim keepFailure(ScopedKey key, String fingerprint, String requestType, Policy policy, byte[] failure) {
+        CompletableFuture<Claim> kept = CompletableFuture.supplyAsync(() -> claimAndFail(key, fingerprint, requestType, policy,
+                failure), afterCompletionExecutor);
+        try {
+            return kept.get(afterCompletionTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof IdempotencyStoreException store) {
+                throw store;
+            }
+            throw new IdempotencyStoreException("Could not keep the failure of the " + key, e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IdempotencyStoreException("Could not keep the failure of the " + key + " within "
+                    + afterCompletionTimeout.toMillis() + " ms", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IdempotencyStoreException("Interrupted while keeping the failure of the " + key, e);
+        }
+    }
+
+    /** A leased claim of the key and, acquired, its completion with the failure: each in a transaction of its own. */
+    private Claim claimAndFail(ScopedKey key, String fingerprint, String requestType, Policy policy, byte[] failure) {
+        Instant now = clock.instant();
+        Claim claim = calls.claim(new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
+                now.plus(policy.ttl())));
+        if (claim instanceof Claim.Acquired acquired) {
+            fail(acquired.ticket(), failure);
+        }
+        return claim;
     }
 
     /**

@@ -264,7 +264,6 @@ final class OptimisticFlow implements ClaimFlow {
         /** Unique to this call: this node, this engine's start and a count (no random number drawn per call). */
         final String holder = holderPrefix + runs.incrementAndGet();
         final AtomicReference<IdempotencyRecord> written = new AtomicReference<>();
-        final AtomicReference<byte[]> keptFailure = new AtomicReference<>();
         volatile boolean begun;
 
         Run(ScopedKey key, String fingerprint, String requestType, Policy policy, long started) {
@@ -281,26 +280,19 @@ final class OptimisticFlow implements ClaimFlow {
             String id = key.cacheId();
             keys.remember(key);
             transactions.afterCompletion(committed -> {
-                // In this order: a failure to keep is stored, and the record is in the cache, before any duplicate is
-                // woken or any mark goes, so that a call that marks next finds the answer instead of running. Whatever
-                // the first step does, the key is let go.
+                // In this order: the record is in the cache before any duplicate is woken or any mark goes, so that a
+                // call that marks next finds the answer instead of running (a kept failure is there already: it was
+                // stored before its caller heard it). Whatever the first step does, the key is let go.
                 try {
-                    byte[] failure = keptFailure.get();
-                    if (failure != null && !(committed && written.get() != null)) {
-                        leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
-                    }
-                } finally {
                     IdempotencyRecord record = written.get();
                     if (committed && record != null) {
                         completions.finished(record);
                     } else {
                         completions.changed(key);
                     }
+                } finally {
                     cache.unmark(key, holder);
                     loop.forget(id, mine);
-                    if (committed && record != null && record.status() == RecordStatus.FAILED) {
-                        observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), true);
-                    }
                 }
             });
             mine.acquired = true;
@@ -315,15 +307,9 @@ final class OptimisticFlow implements ClaimFlow {
                 value = call.run();
             } catch (Throwable t) {
                 if (call.keeps(t)) {
-                    byte[] failure = call.failure(t);
-                    keptFailure.set(failure);
-                    if (joined) {
-                        try {
-                            writeFailure(failure, lockWait);
-                        } catch (IdempotencyInProgressException | IdempotencyKeyReusedException lost) {
-                            lost.addSuppressed(t); // the method's own failure, for the log: not the key's answer
-                            throw lost;
-                        }
+                    AtomicClaimLoop.Step<AtomicOutcome<R>> other = keepFailure(call.failure(t), t, joined);
+                    if (other != null) {
+                        return other;
                     }
                 }
                 throw sneaky(t);
@@ -347,70 +333,72 @@ final class OptimisticFlow implements ClaimFlow {
         }
 
         /**
-         * A failure to keep, thrown by the work in the caller's transaction: its record is written there, as an answer
-         * would be. The call's look at the store may have been older than a duplicate's commit (a transaction that read
-         * before, under repeatable read, as on MariaDB, still sees no record), so the work ran though the key was
-         * answered; the insert sees the duplicate's row whatever the snapshot. Then the failure is not the key's answer:
-         * the caller's transaction is marked for rollback, and the caller is told "in progress" (its retry gets the
-         * duplicate's answer). Written, the failure commits with the caller's transaction; should that roll back (the
-         * usual end of a call that threw), it is written again in a transaction of its own afterwards. A transaction
-         * already marked for rollback is left as it is, and one whose insert fails (the failure broke it, as a failed
-         * statement does on PostgreSQL) is marked for rollback: either way the failure is written afterwards. A row of
-         * the key not finished yet (another transaction's, or a leased claim's) answers "in progress" and leaves the
-         * failure to be written afterwards, unless that call's answer comes first.
+         * A failure the work threw and the method keeps: stored as the key's answer before its caller hears it, in a
+         * transaction of its own (a leased claim and its completion), while the work's transaction is still open. That
+         * transaction holds no row of the key, so nothing waits on it; and it decides nothing: it may roll back (as it
+         * usually does after an exception, its work with it) or, the caller's, commit what the caller chooses. Stored,
+         * the failure is the answer a duplicate on any node finds, cache or none, and {@code null} is returned: the caller
+         * is handed its failure. Another call's row of the key there first (its answer committed before, seen late by a
+         * snapshot or a cache that could not hold this call off) is the key's: this call's work must not commit, and its
+         * caller gets that answer (a replay), or, in the caller's own transaction, "in progress" (the retry replays), or
+         * waits as a duplicate does. The failure is never handed over when it is not the key's answer.
          *
-         * @throws IdempotencyInProgressException another call's record of the key is there
-         * @throws IdempotencyKeyReusedException  another request's record of the key is there
+         * @throws IdempotencyStoreException     the failure could not be stored: the caller's transaction is marked for
+         *                                       rollback, and a retry finds the failure or runs anew
+         * @throws IdempotencyInProgressException in the caller's transaction, another call's row was there first
+         * @throws IdempotencyKeyReusedException  another request's row was there first
          */
-        void writeFailure(byte[] failure, Duration lockWait) {
-            if (transactions.isRollbackOnly()) {
-                return;
-            }
-            AtomicClaimLoop.Step<Object> lost;
+        <T> AtomicClaimLoop.Step<T> keepFailure(byte[] failure, Throwable thrown, boolean joined) {
+            Claim claim;
             try {
-                lost = write(RecordStatus.FAILED, failure, lockWait, true);
-            } catch (IdempotencyInProgressException | IdempotencyKeyReusedException answered) {
-                keptFailure.set(null); // another call's finished record is the key's answer
-                throw answered;
-            } catch (RuntimeException e) {
-                // The transaction may be broken (the failure was a failed statement) or hold half a claim (an expired row
-                // taken over before its completion failed): nothing of it may commit. The failure is kept afterwards.
+                claim = leased.keepFailure(key, fingerprint, requestType, policy, failure);
+            } catch (IdempotencyStoreException e) {
                 transactions.setRollbackOnly();
-                LOG.log(Level.FINE, "Could not write the failure of " + key + " in the caller's transaction; its"
-                        + " transaction is marked for rollback, and the failure is kept after it ends", e);
-                return;
+                e.addSuppressed(thrown); // the method's own failure, for the log: not known to be the key's answer
+                throw e;
             }
-            if (lost != null) {
-                // A row of the key not finished (another transaction's, or a leased claim running): no answer yet. The
-                // failure stays to be kept afterwards, unless that call's answer is there first by then.
-                throw replies.rejected(key, lost instanceof AtomicClaimLoop.Step.Blocked<Object> b ? b.retryAfter() : Replies.MIN_RETRY_AFTER);
+            if (claim instanceof Claim.Acquired) {
+                observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), true);
+                return null;
             }
-        }
-
-        <T> AtomicClaimLoop.Step<T> write(byte[] response, Duration lockWait, boolean joined) {
-            return write(RecordStatus.COMPLETED, response, lockWait, joined);
+            transactions.setRollbackOnly();
+            LOG.log(Level.FINE, "{0}: another call stored its answer first; this call''s failure is not kept, its work rolls"
+                    + " back", key);
+            Instant end = clock.instant();
+            RuntimeException refused;
+            if (claim instanceof Claim.Existing existing && !existing.record().fingerprint().equals(fingerprint)) {
+                refused = replies.reused(key);
+            } else if (claim instanceof Claim.Existing existing && existing.record().isFinished()) {
+                if (!joined) {
+                    return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, existing.record(), fingerprint, started, false).record());
+                }
+                refused = replies.rejected(key, Replies.MIN_RETRY_AFTER); // the caller's transaction cannot commit now
+            } else {
+                Duration retryAfter = claim instanceof Claim.Existing existing
+                        ? Replies.retryAfter(Duration.between(end, existing.record().leaseUntil())) : Replies.MIN_RETRY_AFTER;
+                if (!joined) {
+                    return new AtomicClaimLoop.Step.Blocked<>(claim instanceof Claim.Busy busy && busy.settled(), retryAfter);
+                }
+                refused = replies.rejected(key, retryAfter);
+            }
+            refused.addSuppressed(thrown); // the method's own failure, for the log: not the key's answer
+            throw refused;
         }
 
         /**
          * The one insert of the finished record: {@code null} when written; else the transaction is marked for rollback
          * and the step says what the caller is answered (a replay of the other's, in progress, or a reuse).
          */
-        <T> AtomicClaimLoop.Step<T> write(RecordStatus status, byte[] response, Duration lockWait, boolean joined) {
+        <T> AtomicClaimLoop.Step<T> write(byte[] response, Duration lockWait, boolean joined) {
             Instant end = clock.instant();
             ClaimRequest request = new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
                     now.plus(policy.ttl()));
-            Completion completion = new Completion(status, response, end, true);
-            // A failure's write that fails is not the store's outage (its transaction may be the one the failure broke):
-            // writeFailure decides, uncounted.
-            Claim claim = status == RecordStatus.FAILED ? claims.claimFinishedInTransaction(request, completion, lockWait)
-                    : calls.claim(request, () -> claims.claimFinishedInTransaction(request, completion, lockWait));
+            Completion completion = new Completion(RecordStatus.COMPLETED, response, end, true);
+            Claim claim = calls.claim(request, () -> claims.claimFinishedInTransaction(request, completion, lockWait));
             if (claim instanceof Claim.Acquired acquired) {
                 Ticket ticket = acquired.ticket();
-                written.set(ticket.finished(status, response, end));
-                if (status == RecordStatus.COMPLETED) {
-                    // a failure is counted once kept: with the caller's commit, or when it is written afterwards
-                    observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), false);
-                }
+                written.set(ticket.finished(RecordStatus.COMPLETED, response, end));
+                observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), false);
                 return null;
             }
             // Another call ran too, and its row is there first: nothing of this one may commit.

@@ -260,6 +260,63 @@ abstract class OptimisticClaimContract {
     }
 
     /**
+     * A kept failure is the key's answer before its caller hears it, in the library's transaction and in the caller's:
+     * a duplicate on a node whose markers this one cannot see finds it at once, and one that committed first is the
+     * answer the failing call's caller gets (the duplicate's success; in the caller's own transaction, which cannot
+     * commit now, "in progress", and the retry replays it). Before, the failure was stored once the call's transaction
+     * had ended: a duplicate that committed meanwhile kept its success while the failing caller held the failure.
+     */
+    @Test
+    void aKeptFailureIsTheKeysAnswerBeforeItsCallerHearsIt() throws Exception {
+        IdempotencyEngine other = nodes.get(1);
+        // The library's transaction: a duplicate elsewhere commits while the method runs, before it throws.
+        AtomicOutcome<String> lost = engine.flow(ClaimMode.OPTIMISTIC).run(key("k-won"), "fp-k-won", null, REJECT,
+                keepingDeclines(() -> {
+                    charge("k-won");
+                    assertThat(pool.submit(() -> call(other, "k-won", REJECT, () -> charge("k-won"))).get(60, TimeUnit.SECONDS))
+                            .isInstanceOf(AtomicOutcome.Ran.class);
+                    throw new Declined("card declined");
+                }));
+        assertThat(lost).as("the failing caller gets the answer that was kept first").isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(text(lost)).isEqualTo("receipt-k-won");
+        assertThat(rows("k-won")).as("the duplicate's work alone committed").isEqualTo(1);
+
+        // The caller's transaction, marked for rollback before the method threw: the same, told "in progress".
+        env.tm.begin();
+        assertThatThrownBy(() -> engine.flow(ClaimMode.OPTIMISTIC).run(key("k-won-2"), "fp-k-won-2", null, REJECT,
+                keepingDeclines(() -> {
+                    charge("k-won-2");
+                    env.tm.setRollbackOnly();
+                    assertThat(pool.submit(() -> call(other, "k-won-2", REJECT, () -> charge("k-won-2"))).get(60, TimeUnit.SECONDS))
+                            .isInstanceOf(AtomicOutcome.Ran.class);
+                    throw new Declined("card declined");
+                }))).isInstanceOf(IdempotencyInProgressException.class);
+        env.tm.rollback();
+        AtomicOutcome<String> retry = call("k-won-2", REJECT, () -> charge("k-won-2"));
+        assertThat(retry).isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(text(retry)).isEqualTo("receipt-k-won-2");
+
+        // The caller's transaction still open after the failure: a duplicate elsewhere replays the failure, not runs.
+        env.tm.begin();
+        assertThatThrownBy(() -> engine.flow(ClaimMode.OPTIMISTIC).run(key("k-first"), "fp-k-first", null, REJECT,
+                keepingDeclines(() -> {
+                    charge("k-first");
+                    throw new Declined("card declined");
+                }))).isInstanceOf(Declined.class);
+        AtomicOutcome<String> duplicate = pool.submit(() -> other.flow(ClaimMode.OPTIMISTIC).run(key("k-first"), "fp-k-first",
+                null, REJECT, keepingDeclines(() -> charge("k-first")))).get(60, TimeUnit.SECONDS);
+        env.tm.rollback();
+        assertThat(duplicate).isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(((AtomicOutcome.Replayed<String>) duplicate).record().status()).isEqualTo(dev.idempotency.spi.RecordStatus.FAILED);
+        assertThat(rows("k-first")).isZero();
+        assertThat(executions).as("k-won twice (one rolled back), k-won-2 twice (one rolled back), k-first once").hasValue(5);
+    }
+
+    static ScopedKey key(String key) {
+        return new ScopedKey("payments", "anonymous", key);
+    }
+
+    /**
      * The record's insert meets another transaction's uncommitted row of the key (a call on a node whose marker this one
      * cannot see, its commit not yet done): it waits at most the claim lock timeout, then this call's work rolls back and
      * its caller is told the key is in progress; once the other transaction ends without the key, the retry runs at once.

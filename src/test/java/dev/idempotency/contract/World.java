@@ -626,12 +626,11 @@ final class World implements AutoCloseable {
             } catch (Exception e) {
                 throw new AssertionError("a duplicate never answered", e);
             }
-            // A failure kept on one node can lose to a duplicate on another that claims the key in the moment between
-            // the failed call's rollback and the failure's own write: that duplicate's answer is then the key's, and
-            // the failure is not kept (logged). On one node it cannot, nor across nodes when an optimistic call's
-            // marker in a cache they share holds the duplicate off until the failure is written (not while that cache
-            // is cut off: it marks nothing then).
-            boolean heldOff = oneNode || mode == ClaimMode.OPTIMISTIC && cacheKind == CacheKind.SHARED && !cut;
+            // An atomic call's kept failure, on one node, can lose to a duplicate on another that claims the key in the
+            // moment between the failed call's rollback and the failure's own write: that duplicate's answer is then the
+            // key's, and the failure is not kept (logged). On one node it cannot. An optimistic call keeps its failure
+            // before its caller hears it, in every cache state: a failure it answers is the key's.
+            boolean heldOff = oneNode || mode == ClaimMode.OPTIMISTIC;
             if (heldOff || a.text == null || !a.text.startsWith("fail:")) {
                 note(k, a);
             }
