@@ -114,10 +114,14 @@ final class AtomicFlow implements ClaimFlow {
         boolean joined = transactions.isActive();
         return loop.run(key, fingerprint, policy, joined, AtomicOutcome.Replayed::new, (lockWait, started, mine) -> {
             HeldTransaction held = joined ? HeldTransaction.CALLERS : HeldTransaction.AROUND_THE_CALL;
+            java.util.concurrent.atomic.AtomicReference<AtomicHold> claimed = new java.util.concurrent.atomic.AtomicReference<>();
             java.util.concurrent.Callable<AtomicClaimLoop.Step<AtomicOutcome<R>>> attempt = () -> {
                 AtomicClaimLoop.Step<AtomicOutcome<R>> step = claimStep(key, fingerprint, requestType, policy, lockWait, started, mine, held);
-                return step instanceof AtomicClaimLoop.Step.Claimed<AtomicOutcome<R>> claimed
-                        ? new AtomicClaimLoop.Step.Done<>(new AtomicOutcome.Ran<>(runHeld(claimed.hold(), call))) : step;
+                if (!(step instanceof AtomicClaimLoop.Step.Claimed<AtomicOutcome<R>> c)) {
+                    return step;
+                }
+                claimed.set(c.hold());
+                return new AtomicClaimLoop.Step.Done<>(new AtomicOutcome.Ran<>(runHeld(c.hold(), call)));
             };
             if (joined) {
                 return attempt.call();
@@ -131,9 +135,31 @@ final class AtomicFlow implements ClaimFlow {
                     return step;
                 });
             } catch (Exception e) {
+                AtomicHold hold = claimed.get();
+                AtomicHold.FailureNotKept notKept = hold == null ? null : hold.failureNotKept.get();
+                if (notKept != null) {
+                    return failureNotKept(key, e, notKept);
+                }
                 return afterLostCommit(key, e, returned.get());
             }
         });
+    }
+
+    /**
+     * The method threw a failure it keeps, its transaction (the library's) rolled back, and the failure was not stored
+     * after it: the caller is never handed a failure that is not the key's answer. Another call's row came first: the
+     * key is judged again, as a duplicate of that call (a replay of its answer, or "in progress", or a wait); the store
+     * could not be written: the store's failure (whether the failure is kept is not known; a retry finds out).
+     */
+    private <T> AtomicClaimLoop.Step<T> failureNotKept(ScopedKey key, Exception failure, AtomicHold.FailureNotKept why) {
+        if (why == AtomicHold.FailureNotKept.STORE_FAILED) {
+            IdempotencyStoreException store = new IdempotencyStoreException("Could not keep the failure of the " + key);
+            store.addSuppressed(failure); // the method's own failure, for the log: not known to be the key's answer
+            throw store;
+        }
+        LOG.log(Level.FINE, "{0}: another call took the key before its failure was kept; it is answered as that call''s"
+                + " duplicate", key);
+        return new AtomicClaimLoop.Step.Blocked<>(true, Replies.MIN_RETRY_AFTER);
     }
 
     /**
@@ -320,12 +346,17 @@ final class AtomicFlow implements ClaimFlow {
         keys.remember(key);
         transactions.afterCompletion(committed -> {
             // A failure to keep is stored before this node's duplicates are let go or woken: they find it instead of
-            // running. (A duplicate on another node that claims the key in the moment between the rollback and this
-            // write runs; the failure is then not kept, and a warning says so.)
+            // running. A duplicate on another node that waited for the key's row takes it in the moment between the
+            // rollback and this write, and its answer is the key's: the failure is not kept (a warning says so), and
+            // in the library's own transaction the caller is answered as that duplicate's duplicate (runAtomic).
             try {
                 byte[] failure = hold.keptFailure.get();
                 if (failure != null) {
-                    leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+                    Claim decided = leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
+                    if (!(decided instanceof Claim.Acquired)) {
+                        hold.failureNotKept.set(decided == null ? AtomicHold.FailureNotKept.STORE_FAILED
+                                : AtomicHold.FailureNotKept.ANOTHER_CAME_FIRST);
+                    }
                 }
             } finally {
                 loop.forget(id, mine);

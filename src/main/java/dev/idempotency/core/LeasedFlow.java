@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -305,16 +306,23 @@ final class LeasedFlow implements ClaimFlow {
     }
 
     /**
-     * A kept failure of an atomic call, stored once its transaction has ended: a leased claim and its completion, on a
-     * clean thread.
+     * A kept failure of an atomic call, stored once its transaction has ended (that transaction held the key's row, so
+     * the failure cannot be written beside it while it is open): a leased claim and its completion, on a clean thread.
+     *
+     * @return the claim that decided: acquired (the failure is kept), or another call's row of the key that came first
+     *         (a duplicate that waited for the row takes the key in the moment between); {@code null} when the store
+     *         could not be written in time (logged)
      */
-    void keepFailureAfterwards(ScopedKey key, String fingerprint, String requestType, Policy policy, byte[] failure) {
-        afterTransaction(() -> {
-            if (!(claimAndFail(key, fingerprint, requestType, policy, failure) instanceof Claim.Acquired)) {
-                LOG.log(Level.WARNING, "Did not keep the failure of the {0}: another call of the key claimed it first, and"
-                        + " its answer is the one retries get", key);
-            }
-        }, "Could not keep the failure of " + key + "; a retry runs the operation again");
+    Claim keepFailureAfterwards(ScopedKey key, String fingerprint, String requestType, Policy policy, byte[] failure) {
+        AtomicReference<Claim> decided = new AtomicReference<>();
+        afterTransaction(() -> decided.set(claimAndFail(key, fingerprint, requestType, policy, failure)),
+                "Could not keep the failure of " + key + "; a retry runs the operation again");
+        Claim claim = decided.get();
+        if (claim != null && !(claim instanceof Claim.Acquired)) {
+            LOG.log(Level.WARNING, "Did not keep the failure of the {0}: another call of the key claimed it first, and"
+                    + " its answer is the one retries get", key);
+        }
+        return claim;
     }
 
     /**
@@ -326,10 +334,11 @@ final class LeasedFlow implements ClaimFlow {
      * @throws IdempotencyStoreException the store could not be written in time: whether the failure is kept is not known
      */
     Claim keepFailure(ScopedKey key, String fingerprint, String requestType, Policy policy, byte[] failure) {
-        CompletableFuture<Claim> kept = CompletableFuture.supplyAsync(() -> claimAndFail(key, fingerprint, requestType, policy,
-                failure), afterCompletionExecutor);
         try {
-            return kept.get(afterCompletionTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            return CompletableFuture.supplyAsync(() -> claimAndFail(key, fingerprint, requestType, policy, failure),
+                    afterCompletionExecutor).get(afterCompletionTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            throw new IdempotencyStoreException("Could not keep the failure of the " + key + ": no thread to write it on", e);
         } catch (java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof IdempotencyStoreException store) {
                 throw store;
@@ -350,7 +359,12 @@ final class LeasedFlow implements ClaimFlow {
         Claim claim = calls.claim(new ClaimRequest(key, fingerprint, requestType, nodeId, now, now.plus(policy.lease()),
                 now.plus(policy.ttl())));
         if (claim instanceof Claim.Acquired acquired) {
-            fail(acquired.ticket(), failure);
+            try {
+                fail(acquired.ticket(), failure);
+            } catch (RuntimeException e) {
+                release(acquired.ticket()); // not left "in progress" for its lease; best effort, as the store failed
+                throw e;
+            }
         }
         return claim;
     }

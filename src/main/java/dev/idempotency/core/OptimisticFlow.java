@@ -134,7 +134,8 @@ final class OptimisticFlow implements ClaimFlow {
                             return s;
                         });
                     } catch (Exception e) {
-                        step = afterLostCommit(key, e, returned.get());
+                        AtomicClaimLoop.Step<AtomicOutcome<R>> notKept = run.failureNotKept(e);
+                        step = notKept != null ? notKept : afterLostCommit(key, e, returned.get());
                     }
                 }
             } finally {
@@ -264,6 +265,10 @@ final class OptimisticFlow implements ClaimFlow {
         /** Unique to this call: this node, this engine's start and a count (no random number drawn per call). */
         final String holder = holderPrefix + runs.incrementAndGet();
         final AtomicReference<IdempotencyRecord> written = new AtomicReference<>();
+        /** A failure the method kept, in the library's transaction: stored once that transaction rolled back. */
+        final AtomicReference<byte[]> failureAfterwards = new AtomicReference<>();
+        /** What storing it found ({@code null}: not known, the store could not be written in time). */
+        final AtomicReference<Claim> failureDecided = new AtomicReference<>();
         volatile boolean begun;
 
         Run(ScopedKey key, String fingerprint, String requestType, Policy policy, long started) {
@@ -280,10 +285,15 @@ final class OptimisticFlow implements ClaimFlow {
             String id = key.cacheId();
             keys.remember(key);
             transactions.afterCompletion(committed -> {
-                // In this order: the record is in the cache before any duplicate is woken or any mark goes, so that a
-                // call that marks next finds the answer instead of running (a kept failure is there already: it was
-                // stored before its caller heard it). Whatever the first step does, the key is let go.
+                // In this order: a failure to keep is stored, and the record is in the cache, before any duplicate is
+                // woken or any mark goes, so that a call that marks next finds the answer instead of running (in the
+                // caller's transaction the failure was stored before its caller heard it). Whatever the first steps do,
+                // the key is let go.
                 try {
+                    byte[] failure = failureAfterwards.get();
+                    if (failure != null) {
+                        failureDecided.set(leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure));
+                    }
                     IdempotencyRecord record = written.get();
                     if (committed && record != null) {
                         completions.finished(record);
@@ -306,8 +316,13 @@ final class OptimisticFlow implements ClaimFlow {
             try {
                 value = call.run();
             } catch (Throwable t) {
-                if (call.keeps(t)) {
-                    AtomicClaimLoop.Step<AtomicOutcome<R>> other = keepFailure(call.failure(t), t, joined);
+                if (call.keeps(t) && !joined) {
+                    // The library's transaction rolls back first (its connection goes back to the pool), then the
+                    // failure is stored, before this node's duplicates are let go; the caller's answer follows from
+                    // what that found (failureNotKept).
+                    failureAfterwards.set(call.failure(t));
+                } else if (call.keeps(t)) {
+                    AtomicClaimLoop.Step<AtomicOutcome<R>> other = keepFailure(call.failure(t), t);
                     if (other != null) {
                         return other;
                     }
@@ -333,22 +348,19 @@ final class OptimisticFlow implements ClaimFlow {
         }
 
         /**
-         * A failure the work threw and the method keeps: stored as the key's answer before its caller hears it, in a
-         * transaction of its own (a leased claim and its completion), while the work's transaction is still open. That
-         * transaction holds no row of the key, so nothing waits on it; and it decides nothing: it may roll back (as it
-         * usually does after an exception, its work with it) or, the caller's, commit what the caller chooses. Stored,
-         * the failure is the answer a duplicate on any node finds, cache or none, and {@code null} is returned: the caller
-         * is handed its failure. Another call's row of the key there first (its answer committed before, seen late by a
-         * snapshot or a cache that could not hold this call off) is the key's: this call's work must not commit, and its
-         * caller gets that answer (a replay), or, in the caller's own transaction, "in progress" (the retry replays), or
-         * waits as a duplicate does. The failure is never handed over when it is not the key's answer.
+         * A failure the work threw in the caller's transaction, which the method keeps: stored as the key's answer before
+         * its caller hears it, in transactions of its own (a leased claim and its completion, on a clean thread), while
+         * the caller's transaction is still open. That transaction holds no row of the key, so nothing waits on it; and it
+         * decides nothing: it rolls back (the work with it) or commits what the caller chooses. Stored, the failure is the
+         * answer a duplicate on any node finds, cache or none, and {@code null} is returned: the caller is handed its
+         * failure. It costs a second connection for a moment, while the caller's is held. Else see {@link #answerFor}.
          *
          * @throws IdempotencyStoreException     the failure could not be stored: the caller's transaction is marked for
          *                                       rollback, and a retry finds the failure or runs anew
-         * @throws IdempotencyInProgressException in the caller's transaction, another call's row was there first
+         * @throws IdempotencyInProgressException another call's row was there first
          * @throws IdempotencyKeyReusedException  another request's row was there first
          */
-        <T> AtomicClaimLoop.Step<T> keepFailure(byte[] failure, Throwable thrown, boolean joined) {
+        <T> AtomicClaimLoop.Step<T> keepFailure(byte[] failure, Throwable thrown) {
             Claim claim;
             try {
                 claim = leased.keepFailure(key, fingerprint, requestType, policy, failure);
@@ -358,13 +370,43 @@ final class OptimisticFlow implements ClaimFlow {
                 throw e;
             }
             if (claim instanceof Claim.Acquired) {
-                observer.get().completed(key, Duration.ofNanos(System.nanoTime() - started), true);
+                keys.forget(key); // committed on its own: a second call of the key in this transaction reads it
                 return null;
             }
             transactions.setRollbackOnly();
-            LOG.log(Level.FINE, "{0}: another call stored its answer first; this call''s failure is not kept, its work rolls"
-                    + " back", key);
-            Instant end = clock.instant();
+            return answerFor(claim, thrown, true);
+        }
+
+        /**
+         * A kept failure of the library's transaction, once it rolled back and the failure was stored, or not: {@code null}
+         * when it was (the caller is handed its failure), or when the method threw none to keep. Else see
+         * {@link #answerFor}; and the store's failure when it could not be written (whether it was is not known).
+         */
+        <T> AtomicClaimLoop.Step<T> failureNotKept(Exception thrown) {
+            if (failureAfterwards.get() == null) {
+                return null;
+            }
+            Claim decided = failureDecided.get();
+            if (decided instanceof Claim.Acquired) {
+                return null;
+            }
+            if (decided == null) {
+                IdempotencyStoreException store = new IdempotencyStoreException("Could not keep the failure of the " + key);
+                store.addSuppressed(thrown); // the method's own failure, for the log: not known to be the key's answer
+                throw store;
+            }
+            return answerFor(decided, thrown, false);
+        }
+
+        /**
+         * Another call's row of the key came first (its answer committed while the method ran, seen late by a snapshot
+         * or by a cache that could not hold this call off): it is the key's, and this call's failure is not kept. The
+         * caller gets that answer (a replay), or, in its own transaction, "in progress" (the retry replays), or waits as a
+         * duplicate does; a row of another request: "reused". The failure is never handed over when it is not the key's
+         * answer.
+         */
+        private <T> AtomicClaimLoop.Step<T> answerFor(Claim claim, Throwable thrown, boolean joined) {
+            LOG.log(Level.FINE, "{0}: another call stored its answer first; this call''s failure is not kept", key);
             RuntimeException refused;
             if (claim instanceof Claim.Existing existing && !existing.record().fingerprint().equals(fingerprint)) {
                 refused = replies.reused(key);
@@ -375,7 +417,7 @@ final class OptimisticFlow implements ClaimFlow {
                 refused = replies.rejected(key, Replies.MIN_RETRY_AFTER); // the caller's transaction cannot commit now
             } else {
                 Duration retryAfter = claim instanceof Claim.Existing existing
-                        ? Replies.retryAfter(Duration.between(end, existing.record().leaseUntil())) : Replies.MIN_RETRY_AFTER;
+                        ? Replies.retryAfter(Duration.between(clock.instant(), existing.record().leaseUntil())) : Replies.MIN_RETRY_AFTER;
                 if (!joined) {
                     return new AtomicClaimLoop.Step.Blocked<>(claim instanceof Claim.Busy busy && busy.settled(), retryAfter);
                 }

@@ -351,6 +351,79 @@ abstract class AtomicClaimContract {
         assertThat(rows("rollback")).as("the rolled back write is gone").isEqualTo(1);
     }
 
+    /** A failure the method keeps, thrown as its answer. */
+    static final class Declined extends Exception {
+        Declined(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * A failure the method keeps, in the library's transaction, while a duplicate on another node waits for the key's
+     * row: the transaction rolls back (the work with it) before the failure can be stored, and the waiting duplicate
+     * takes the key in that moment, runs and commits. Its answer is then the key's, and the first caller is answered with
+     * it too, never handed the failure that no retry would get (which it was before).
+     */
+    @Test
+    void aKeptFailureThatLosesTheKeyToAWaitingDuplicateIsNotHandedToItsCaller() throws Exception {
+        ScopedKey key = new ScopedKey("payments", "anonymous", "kept");
+        // The duplicate waits for the row up to 30 s: still waiting when the first's transaction rolls back.
+        Policy patient = new Policy(Duration.ofHours(1), LEASE, true, Duration.ofSeconds(60), Duration.ofSeconds(30));
+        java.util.concurrent.atomic.AtomicReference<Future<AtomicOutcome<String>>> duplicate = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicOutcome<String> first = engine.runAtomic(key, "fp-kept", null, WAIT, TextCall.keeping(Declined.class, () -> {
+            charge("kept");
+            duplicate.set(pool.submit(() -> call(nodes.get(1), "kept", patient, () -> charge("kept"))));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (count(lockWaits()) == 0) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("the duplicate did not wait for the key's row within 30 s: " + sessions());
+                }
+                assertThat(duplicate.get().isDone()).as("the duplicate is still waiting").isFalse();
+                Thread.onSpinWait();
+            }
+            throw new Declined("card declined");
+        }));
+        assertThat(duplicate.get().get(60, TimeUnit.SECONDS)).as("the waiting duplicate ran").isInstanceOf(AtomicOutcome.Ran.class);
+        assertThat(first).as("the first caller gets the key's answer, not its failure").isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(new String(((AtomicOutcome.Replayed<String>) first).record().response(), StandardCharsets.UTF_8))
+                .isEqualTo("receipt-kept");
+        assertThat(rows("kept")).as("the duplicate's work alone committed").isEqualTo(1);
+        assertThat(call("kept", REJECT, () -> charge("kept"))).isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(executions).hasValue(2);
+    }
+
+    /** The database's sessions, for a failure's message. */
+    private String sessions() {
+        String sql = switch (database()) {
+            case H2 -> "select session_id, executing_statement from information_schema.sessions";
+            case POSTGRES -> "select pid, wait_event_type, query from pg_stat_activity";
+            case MARIADB -> "select id, state, info from information_schema.processlist";
+        };
+        StringBuilder b = new StringBuilder();
+        try (Connection c = DriverManager.getConnection(url(), database().user, database().password);
+             Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            while (rs.next()) {
+                b.append("\n  ").append(rs.getString(1)).append(" | ").append(rs.getString(2)).append(" | ").append(rs.getString(3));
+            }
+        } catch (SQLException e) {
+            b.append(e);
+        }
+        return b.toString();
+    }
+
+    /** The sessions waiting for a row lock, as this database reports them. */
+    private String lockWaits() {
+        return switch (database()) {
+            // H2 names no blocker for an insert that waits on another transaction's row: its statement is seen running
+            case H2 -> "select count(*) from information_schema.sessions where session_id <> session_id()"
+                    + " and executing_statement like '%idempotency_record%'";
+            case POSTGRES -> "select count(*) from pg_stat_activity where wait_event_type = 'Lock'";
+            // InnoDB does not always list an INSERT IGNORE that waits as a lock wait: its statement is seen running
+            case MARIADB -> "select count(*) from information_schema.processlist where id <> connection_id()"
+                    + " and info like '%INTO idempotency_record%'";
+        };
+    }
+
     @Test
     void aThousandDistinctKeysFromEightThreadsRunAThousandTimes() throws Exception {
         List<Future<?>> done = new ArrayList<>();

@@ -626,11 +626,13 @@ final class World implements AutoCloseable {
             } catch (Exception e) {
                 throw new AssertionError("a duplicate never answered", e);
             }
-            // An atomic call's kept failure, on one node, can lose to a duplicate on another that claims the key in the
-            // moment between the failed call's rollback and the failure's own write: that duplicate's answer is then the
-            // key's, and the failure is not kept (logged). On one node it cannot. An optimistic call keeps its failure
-            // before its caller hears it, in every cache state: a failure it answers is the key's.
-            boolean heldOff = oneNode || mode == ClaimMode.OPTIMISTIC;
+            // An atomic call's kept failure in the caller's transaction can lose to a duplicate on another node that
+            // claims the key in the moment between that transaction's rollback and the failure's own write, once the
+            // caller holds the failure: that duplicate's answer is then the key's, and the failure is not kept
+            // (logged). On one node it cannot. Everywhere else a failure is handed over only once it is the key's
+            // answer: an optimistic call in the caller's transaction stores it before the caller hears it, and one in
+            // the library's transaction (either claim) is answered as the duplicate's duplicate when it lost.
+            boolean heldOff = oneNode || !(mode == ClaimMode.ATOMIC && door.callersTransaction);
             if (heldOff || a.text == null || !a.text.startsWith("fail:")) {
                 note(k, a);
             }
