@@ -136,9 +136,8 @@ final class AtomicFlow implements ClaimFlow {
                 });
             } catch (Exception e) {
                 AtomicHold hold = claimed.get();
-                AtomicHold.FailureNotKept notKept = hold == null ? null : hold.failureNotKept.get();
-                if (notKept != null) {
-                    return failureNotKept(key, e, notKept);
+                if (hold != null && hold.keptFailure.get() != null && !(hold.failureDecided.get() instanceof Claim.Acquired)) {
+                    return failureNotKept(key, fingerprint, started, e, hold.failureDecided.get());
                 }
                 return afterLostCommit(key, e, returned.get());
             }
@@ -147,19 +146,19 @@ final class AtomicFlow implements ClaimFlow {
 
     /**
      * The method threw a failure it keeps, its transaction (the library's) rolled back, and the failure was not stored
-     * after it: the caller is never handed a failure that is not the key's answer. Another call's row came first: the
-     * key is judged again, as a duplicate of that call (a replay of its answer, or "in progress", or a wait); the store
-     * could not be written: the store's failure (whether the failure is kept is not known; a retry finds out).
+     * after it: the caller is never handed a failure that is not the key's answer. Another call's row came first: that
+     * call's answer ({@link Replies#failureLost}); not known (the store could not be written, or the transaction ended
+     * before the method threw, as when the transaction manager rolled it back at its timeout): the store's failure, and
+     * a retry finds out.
      */
-    private <T> AtomicClaimLoop.Step<T> failureNotKept(ScopedKey key, Exception failure, AtomicHold.FailureNotKept why) {
-        if (why == AtomicHold.FailureNotKept.STORE_FAILED) {
+    private <T> AtomicClaimLoop.Step<T> failureNotKept(ScopedKey key, String fingerprint, long started, Exception failure,
+                                                       Claim decided) {
+        if (decided == null) {
             IdempotencyStoreException store = new IdempotencyStoreException("Could not keep the failure of the " + key);
             store.addSuppressed(failure); // the method's own failure, for the log: not known to be the key's answer
             throw store;
         }
-        LOG.log(Level.FINE, "{0}: another call took the key before its failure was kept; it is answered as that call''s"
-                + " duplicate", key);
-        return new AtomicClaimLoop.Step.Blocked<>(true, Replies.MIN_RETRY_AFTER);
+        return new AtomicClaimLoop.Step.Replayed<>(replies.failureLost(key, decided, fingerprint, started, clock, failure).record());
     }
 
     /**
@@ -348,15 +347,11 @@ final class AtomicFlow implements ClaimFlow {
             // A failure to keep is stored before this node's duplicates are let go or woken: they find it instead of
             // running. A duplicate on another node that waited for the key's row takes it in the moment between the
             // rollback and this write, and its answer is the key's: the failure is not kept (a warning says so), and
-            // in the library's own transaction the caller is answered as that duplicate's duplicate (runAtomic).
+            // in the library's own transaction the caller gets that answer (runAtomic).
             try {
                 byte[] failure = hold.keptFailure.get();
                 if (failure != null) {
-                    Claim decided = leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure);
-                    if (!(decided instanceof Claim.Acquired)) {
-                        hold.failureNotKept.set(decided == null ? AtomicHold.FailureNotKept.STORE_FAILED
-                                : AtomicHold.FailureNotKept.ANOTHER_CAME_FIRST);
-                    }
+                    hold.failureDecided.set(leased.keepFailureAfterwards(key, fingerprint, requestType, policy, failure));
                 }
             } finally {
                 loop.forget(id, mine);

@@ -17,18 +17,10 @@ final class AtomicHold implements Claimed {
     final AtomicReference<IdempotencyRecord> completed = new AtomicReference<>();
     final AtomicReference<byte[]> keptFailure = new AtomicReference<>();
     /**
-     * The kept failure, once its transaction ended, was not stored: another call's row of the key came first (its answer
-     * is the key's), or the store could not be written ({@code null} until then, and when it was stored).
+     * What storing the kept failure found once its transaction ended: acquired (stored), or another call's row of the
+     * key that came first; {@code null} until then, or when the store could not be written (not known).
      */
-    final AtomicReference<FailureNotKept> failureNotKept = new AtomicReference<>();
-
-    /** Why a kept failure was not stored after its transaction ended. */
-    enum FailureNotKept {
-        /** Another call's row of the key came first. */
-        ANOTHER_CAME_FIRST,
-        /** The store could not be written in time: whether it was is not known. */
-        STORE_FAILED
-    }
+    final AtomicReference<dev.idempotency.spi.Claim> failureDecided = new AtomicReference<>();
 
     AtomicHold(Ticket ticket, HeldTransaction transaction, AtomicFlow flow) {
         this.ticket = ticket;

@@ -370,7 +370,8 @@ final class OptimisticFlow implements ClaimFlow {
                 throw e;
             }
             if (claim instanceof Claim.Acquired) {
-                keys.forget(key); // committed on its own: a second call of the key in this transaction reads it
+                // The key stays this transaction's until it ends: a second call of it in the transaction is refused at
+                // once, as any key's is, rather than waiting on this call's hold of it.
                 return null;
             }
             transactions.setRollbackOnly();
@@ -401,30 +402,17 @@ final class OptimisticFlow implements ClaimFlow {
         /**
          * Another call's row of the key came first (its answer committed while the method ran, seen late by a snapshot
          * or by a cache that could not hold this call off): it is the key's, and this call's failure is not kept. The
-         * caller gets that answer (a replay), or, in its own transaction, "in progress" (the retry replays), or waits as a
-         * duplicate does; a row of another request: "reused". The failure is never handed over when it is not the key's
-         * answer.
+         * caller gets that call's answer ({@link Replies#failureLost}); in its own transaction, which cannot commit now,
+         * "in progress" instead of a replay (the retry replays).
          */
         private <T> AtomicClaimLoop.Step<T> answerFor(Claim claim, Throwable thrown, boolean joined) {
-            LOG.log(Level.FINE, "{0}: another call stored its answer first; this call''s failure is not kept", key);
-            RuntimeException refused;
-            if (claim instanceof Claim.Existing existing && !existing.record().fingerprint().equals(fingerprint)) {
-                refused = replies.reused(key);
-            } else if (claim instanceof Claim.Existing existing && existing.record().isFinished()) {
-                if (!joined) {
-                    return new AtomicClaimLoop.Step.Replayed<>(replies.replay(key, existing.record(), fingerprint, started, false).record());
-                }
-                refused = replies.rejected(key, Replies.MIN_RETRY_AFTER); // the caller's transaction cannot commit now
-            } else {
-                Duration retryAfter = claim instanceof Claim.Existing existing
-                        ? Replies.retryAfter(Duration.between(clock.instant(), existing.record().leaseUntil())) : Replies.MIN_RETRY_AFTER;
-                if (!joined) {
-                    return new AtomicClaimLoop.Step.Blocked<>(claim instanceof Claim.Busy busy && busy.settled(), retryAfter);
-                }
-                refused = replies.rejected(key, retryAfter);
+            if (joined && claim instanceof Claim.Existing existing && existing.record().isFinished()
+                    && existing.record().fingerprint().equals(fingerprint)) {
+                IdempotencyInProgressException refused = replies.rejected(key, Replies.MIN_RETRY_AFTER);
+                refused.addSuppressed(thrown); // the method's own failure, for the log: not the key's answer
+                throw refused;
             }
-            refused.addSuppressed(thrown); // the method's own failure, for the log: not the key's answer
-            throw refused;
+            return new AtomicClaimLoop.Step.Replayed<>(replies.failureLost(key, claim, fingerprint, started, clock, thrown).record());
         }
 
         /**

@@ -2,9 +2,11 @@ package dev.idempotency.core;
 
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.spi.Claim;
 import dev.idempotency.spi.IdempotencyRecord;
 import dev.idempotency.spi.ScopedKey;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.function.Supplier;
 import java.util.logging.Level;
@@ -57,6 +59,29 @@ final class Replies {
     }
 
     /** Retry after the rest of the lease, in whole seconds, at least 1 and at most 5: most calls end well before. */
+    /**
+     * A failure the method kept, not stored because another call's row of the key came first: that row is the key's, and
+     * the caller gets its answer (a replay) when it is finished, "reused" when it is another request's, else "in
+     * progress" (its retry gets that call's answer); never the failure, and never a second run of the method in the same
+     * call. {@code thrown}, the method's own failure, goes with a refusal for the log.
+     *
+     * @param claim what storing the failure found: {@link Claim.Existing} or {@link Claim.Busy}
+     */
+    Decision.Replay failureLost(ScopedKey key, Claim claim, String fingerprint, long started, Clock clock, Throwable thrown) {
+        LOG.log(Level.FINE, "{0}: another call stored its answer first; this call''s failure is not kept", key);
+        RuntimeException refused;
+        if (claim instanceof Claim.Existing existing && !existing.record().fingerprint().equals(fingerprint)) {
+            refused = reused(key);
+        } else if (claim instanceof Claim.Existing existing && existing.record().isFinished()) {
+            return replay(key, existing.record(), fingerprint, started, false);
+        } else {
+            refused = rejected(key, claim instanceof Claim.Existing existing
+                    ? Duration.between(clock.instant(), existing.record().leaseUntil()) : MIN_RETRY_AFTER);
+        }
+        refused.addSuppressed(thrown);
+        throw refused;
+    }
+
     static IdempotencyInProgressException inProgress(ScopedKey key, Duration leaseLeft) {
         Duration retryAfter = retryAfter(leaseLeft);
         return new IdempotencyInProgressException("A request with the " + key

@@ -150,6 +150,9 @@ public class IdempotentInterceptor {
             }
         });
         if (delivery != null) {
+            if (outcome instanceof AtomicOutcome.Replayed<Object>) {
+                delivery.superseded(); // whether it ran here or not, the record is answered as a duplicate
+            }
             delivery.returned();
             if (outcome instanceof AtomicOutcome.Replayed<Object> replayed) {
                 IdempotencyRecord record = replayed.record();

@@ -57,6 +57,11 @@ final class MessageDelivery implements Delivery {
     }
 
     @Override
+    public void superseded() {
+        settlement.attempt(); // the run's own acknowledgement or refusal, and its transaction's end, no longer count
+    }
+
+    @Override
     public Object ran(Object result) throws Exception {
         if (settlement.nacked() != null) {
             throw Stages.<Exception>sneaky(settlement.nacked()); // the method refused its record: a failure, as if it had thrown

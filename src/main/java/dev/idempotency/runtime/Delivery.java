@@ -20,6 +20,14 @@ public interface Delivery {
     void attempt();
 
     /**
+     * The work ran, but the key's answer is another call's, replayed to this one (the run's work rolled back, and a
+     * failure it kept was not stored): what the run asked for (an acknowledgement, a refusal) is void, and the record is
+     * answered as that call's duplicate.
+     */
+    default void superseded() {
+    }
+
+    /**
      * The work returned {@code result}, inside its transaction: a message the method refused, or a stage that already
      * failed, is its failure (thrown); else what to hand back once the call ends.
      */

@@ -95,8 +95,11 @@ public final class PostgresStandbyPair implements AutoCloseable {
      */
     public String url() {
         return "jdbc:postgresql://127.0.0.1:" + primaryPort() + ",127.0.0.1:" + standbyPort()
-                + "/postgres?targetServerType=primary&connectTimeout=2&loginTimeout=4&socketTimeout=10";
+                + "/postgres?targetServerType=primary&connectTimeout=2&loginTimeout=4&socketTimeout=" + SOCKET_TIMEOUT_SECONDS;
     }
+
+    /** How long a statement or a commit waits on a server that went silent ({@code socketTimeout} in {@link #url()}). */
+    public static final int SOCKET_TIMEOUT_SECONDS = 10;
 
     /** One server's own URL. */
     public String url(int port) {
@@ -175,6 +178,21 @@ public final class PostgresStandbyPair implements AutoCloseable {
         }
         if (stopped.isEmpty()) {
             throw new IOException("No WAL sender found on the primary");
+        }
+    }
+
+    /**
+     * Silences the primary (SIGSTOP to its postmaster and every backend), as a machine cut off by the network or frozen
+     * is: its TCP port still takes connections (the kernel's backlog) and nothing answers on them, so a client waits
+     * for its own timeouts rather than seeing the connection refused. Killed with the pair.
+     */
+    public void silencePrimary() throws IOException {
+        long pid = postmaster("primary");
+        signal("STOP", pid);
+        stopped.add(pid);
+        for (ProcessHandle child : children(pid)) {
+            signal("STOP", child.pid());
+            stopped.add(child.pid());
         }
     }
 
