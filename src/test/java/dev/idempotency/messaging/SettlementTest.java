@@ -59,4 +59,27 @@ class SettlementTest {
         assertThat(s.workEnded()).isFalse();
         assertThat(nacks).isEmpty();
     }
+    /**
+     * The method refused its record while it ran (a failure it keeps), but another call's answer for the key came first
+     * (the failure was not kept): the run is superseded, and the record is answered as a duplicate of that call's, not
+     * with the run's own refusal. Without the reset the refusal would go out as the call returns.
+     */
+    @Test
+    void aRunSupersededByAnotherCallsAnswerIsAnsweredAsItsDuplicate() {
+        Settlement s = new Settlement();
+        s.attempt();
+        s.asked(record, null, new IllegalStateException("declined"));
+        assertThat(nacks).as("the refusal is the call's failure while it runs").isEmpty();
+        s.attempt(); // superseded: the key's answer is another call's
+        s.returned();
+        assertThat(nacks).as("the run's own refusal no longer counts").isEmpty();
+        s.once(record, null); // answered as that call's duplicate: acknowledged
+        assertThat(acks).hasValue(1);
+
+        Settlement unreset = new Settlement();
+        unreset.attempt();
+        unreset.asked(record, null, new IllegalStateException("declined"));
+        unreset.returned();
+        assertThat(nacks).as("not superseded: the refusal goes out as the call returns").hasSize(1);
+    }
 }
