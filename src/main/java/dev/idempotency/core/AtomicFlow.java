@@ -136,10 +136,16 @@ final class AtomicFlow implements ClaimFlow {
                 });
             } catch (Exception e) {
                 AtomicHold hold = claimed.get();
-                if (hold != null && hold.keptFailure.get() != null && !(hold.failureDecided.get() instanceof Claim.Acquired)) {
+                if (hold != null && hold.keptFailureNotStored()) {
                     return failureNotKept(key, fingerprint, started, e, hold.failureDecided.get());
                 }
                 return afterLostCommit(key, e, returned.get());
+            } catch (Error e) {
+                AtomicHold hold = claimed.get(); // an Error kept by keepOn
+                if (hold != null && hold.keptFailureNotStored()) {
+                    return failureNotKept(key, fingerprint, started, e, hold.failureDecided.get());
+                }
+                throw e;
             }
         });
     }
@@ -151,7 +157,7 @@ final class AtomicFlow implements ClaimFlow {
      * before the method threw, as when the transaction manager rolled it back at its timeout): the store's failure, and
      * a retry finds out.
      */
-    private <T> AtomicClaimLoop.Step<T> failureNotKept(ScopedKey key, String fingerprint, long started, Exception failure,
+    private <T> AtomicClaimLoop.Step<T> failureNotKept(ScopedKey key, String fingerprint, long started, Throwable failure,
                                                        Claim decided) {
         if (decided == null) {
             IdempotencyStoreException store = new IdempotencyStoreException("Could not keep the failure of the " + key);

@@ -22,6 +22,11 @@ final class AtomicHold implements Claimed {
      */
     final AtomicReference<dev.idempotency.spi.Claim> failureDecided = new AtomicReference<>();
 
+    /** Whether the method threw a failure to keep that was not stored, or not known to be: it may not be handed over. */
+    boolean keptFailureNotStored() {
+        return keptFailure.get() != null && !(failureDecided.get() instanceof dev.idempotency.spi.Claim.Acquired);
+    }
+
     AtomicHold(Ticket ticket, HeldTransaction transaction, AtomicFlow flow) {
         this.ticket = ticket;
         this.transaction = transaction;

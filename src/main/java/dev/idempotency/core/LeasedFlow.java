@@ -361,8 +361,10 @@ final class LeasedFlow implements ClaimFlow {
         if (claim instanceof Claim.Acquired acquired) {
             try {
                 fail(acquired.ticket(), failure);
-            } catch (RuntimeException e) {
-                release(acquired.ticket()); // not left "in progress" for its lease; best effort, as the store failed
+            } catch (IdempotencyStoreException e) {
+                // The completion's write failed: the claim is not left "in progress" for its lease (best effort, as
+                // the store failed). Any other failure came after the write, and a finished record is not released.
+                release(acquired.ticket());
                 throw e;
             }
         }

@@ -136,6 +136,12 @@ final class OptimisticFlow implements ClaimFlow {
                     } catch (Exception e) {
                         AtomicClaimLoop.Step<AtomicOutcome<R>> notKept = run.failureNotKept(e);
                         step = notKept != null ? notKept : afterLostCommit(key, e, returned.get());
+                    } catch (Error e) {
+                        AtomicClaimLoop.Step<AtomicOutcome<R>> notKept = run.failureNotKept(e); // an Error kept by keepOn
+                        if (notKept == null) {
+                            throw e;
+                        }
+                        step = notKept;
                     }
                 }
             } finally {
@@ -383,7 +389,7 @@ final class OptimisticFlow implements ClaimFlow {
          * when it was (the caller is handed its failure), or when the method threw none to keep. Else see
          * {@link #answerFor}; and the store's failure when it could not be written (whether it was is not known).
          */
-        <T> AtomicClaimLoop.Step<T> failureNotKept(Exception thrown) {
+        <T> AtomicClaimLoop.Step<T> failureNotKept(Throwable thrown) {
             if (failureAfterwards.get() == null) {
                 return null;
             }

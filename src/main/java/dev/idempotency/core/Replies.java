@@ -58,7 +58,6 @@ final class Replies {
         return inProgress(key, leaseLeft);
     }
 
-    /** Retry after the rest of the lease, in whole seconds, at least 1 and at most 5: most calls end well before. */
     /**
      * A failure the method kept, not stored because another call's row of the key came first: that row is the key's, and
      * the caller gets its answer (a replay) when it is finished, "reused" when it is another request's, else "in
@@ -82,6 +81,7 @@ final class Replies {
         throw refused;
     }
 
+    /** Retry after the rest of the lease, in whole seconds, at least 1 and at most 5: most calls end well before. */
     static IdempotencyInProgressException inProgress(ScopedKey key, Duration leaseLeft) {
         Duration retryAfter = retryAfter(leaseLeft);
         return new IdempotencyInProgressException("A request with the " + key

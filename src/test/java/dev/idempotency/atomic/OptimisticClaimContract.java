@@ -312,6 +312,29 @@ abstract class OptimisticClaimContract {
         assertThat(executions).as("k-won twice (one rolled back), k-won-2 twice (one rolled back), k-first once").hasValue(5);
     }
 
+    /** A failure the method keeps that is an {@link Error} ({@code keepOn} takes any throwable). */
+    static final class Refused extends Error {
+        Refused(String message) {
+            super(message);
+        }
+    }
+
+    /** The same rule for a kept failure that is an {@link Error}: it passes the flow's handling of exceptions. */
+    @Test
+    void aKeptErrorThatLostToADuplicateIsNotHandedToItsCaller() throws Exception {
+        IdempotencyEngine other = nodes.get(1);
+        AtomicOutcome<String> lost = engine.flow(ClaimMode.OPTIMISTIC).run(key("k-error"), "fp-k-error", null, REJECT,
+                TextCall.keeping(Refused.class, () -> {
+                    charge("k-error");
+                    assertThat(pool.submit(() -> call(other, "k-error", REJECT, () -> charge("k-error"))).get(60, TimeUnit.SECONDS))
+                            .isInstanceOf(AtomicOutcome.Ran.class);
+                    throw new Refused("refused");
+                }));
+        assertThat(lost).isInstanceOf(AtomicOutcome.Replayed.class);
+        assertThat(text(lost)).isEqualTo("receipt-k-error");
+        assertThat(rows("k-error")).isEqualTo(1);
+    }
+
     static ScopedKey key(String key) {
         return new ScopedKey("payments", "anonymous", key);
     }
