@@ -134,37 +134,19 @@ final class AtomicFlow implements ClaimFlow {
                     returned.set(step);
                     return step;
                 });
-            } catch (Exception e) {
+            } catch (Exception | Error e) {
                 AtomicHold hold = claimed.get();
                 if (hold != null && hold.keptFailureNotStored()) {
-                    return failureNotKept(key, fingerprint, started, e, hold.failureDecided.get());
+                    // never handed over unless stored: the key's answer instead, or the store's failure when not known
+                    return new AtomicClaimLoop.Step.Replayed<>(
+                            replies.failureLost(key, hold.failureDecided.get(), fingerprint, started, clock, e).record());
                 }
-                return afterLostCommit(key, e, returned.get());
-            } catch (Error e) {
-                AtomicHold hold = claimed.get(); // an Error kept by keepOn
-                if (hold != null && hold.keptFailureNotStored()) {
-                    return failureNotKept(key, fingerprint, started, e, hold.failureDecided.get());
+                if (e instanceof Error error) {
+                    throw error;
                 }
-                throw e;
+                return afterLostCommit(key, (Exception) e, returned.get());
             }
         });
-    }
-
-    /**
-     * The method threw a failure it keeps, its transaction (the library's) rolled back, and the failure was not stored
-     * after it: the caller is never handed a failure that is not the key's answer. Another call's row came first: that
-     * call's answer ({@link Replies#failureLost}); not known (the store could not be written, or the transaction ended
-     * before the method threw, as when the transaction manager rolled it back at its timeout): the store's failure, and
-     * a retry finds out.
-     */
-    private <T> AtomicClaimLoop.Step<T> failureNotKept(ScopedKey key, String fingerprint, long started, Throwable failure,
-                                                       Claim decided) {
-        if (decided == null) {
-            IdempotencyStoreException store = new IdempotencyStoreException("Could not keep the failure of the " + key);
-            store.addSuppressed(failure); // the method's own failure, for the log: not known to be the key's answer
-            throw store;
-        }
-        return new AtomicClaimLoop.Step.Replayed<>(replies.failureLost(key, decided, fingerprint, started, clock, failure).record());
     }
 
     /**

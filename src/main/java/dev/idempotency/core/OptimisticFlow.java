@@ -133,15 +133,12 @@ final class OptimisticFlow implements ClaimFlow {
                             returned.set(s);
                             return s;
                         });
-                    } catch (Exception e) {
+                    } catch (Exception | Error e) {
                         AtomicClaimLoop.Step<AtomicOutcome<R>> notKept = run.failureNotKept(e);
-                        step = notKept != null ? notKept : afterLostCommit(key, e, returned.get());
-                    } catch (Error e) {
-                        AtomicClaimLoop.Step<AtomicOutcome<R>> notKept = run.failureNotKept(e); // an Error kept by keepOn
-                        if (notKept == null) {
-                            throw e;
+                        if (notKept == null && e instanceof Error error) {
+                            throw error;
                         }
-                        step = notKept;
+                        step = notKept != null ? notKept : afterLostCommit(key, (Exception) e, returned.get());
                     }
                 }
             } finally {
@@ -387,22 +384,14 @@ final class OptimisticFlow implements ClaimFlow {
         /**
          * A kept failure of the library's transaction, once it rolled back and the failure was stored, or not: {@code null}
          * when it was (the caller is handed its failure), or when the method threw none to keep. Else see
-         * {@link #answerFor}; and the store's failure when it could not be written (whether it was is not known).
+         * {@link #answerFor} (which answers the store's failure when whether it was stored is not known).
          */
         <T> AtomicClaimLoop.Step<T> failureNotKept(Throwable thrown) {
             if (failureAfterwards.get() == null) {
                 return null;
             }
             Claim decided = failureDecided.get();
-            if (decided instanceof Claim.Acquired) {
-                return null;
-            }
-            if (decided == null) {
-                IdempotencyStoreException store = new IdempotencyStoreException("Could not keep the failure of the " + key);
-                store.addSuppressed(thrown); // the method's own failure, for the log: not known to be the key's answer
-                throw store;
-            }
-            return answerFor(decided, thrown, false);
+            return decided instanceof Claim.Acquired ? null : answerFor(decided, thrown, false);
         }
 
         /**

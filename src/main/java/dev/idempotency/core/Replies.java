@@ -62,14 +62,18 @@ final class Replies {
      * A failure the method kept, not stored because another call's row of the key came first: that row is the key's, and
      * the caller gets its answer (a replay) when it is finished, "reused" when it is another request's, else "in
      * progress" (its retry gets that call's answer); never the failure, and never a second run of the method in the same
-     * call. {@code thrown}, the method's own failure, goes with a refusal for the log.
+     * call. Not known whether it was stored (the store could not be written, or the transaction ended before the method
+     * threw, as at a transaction timeout): the store's failure, and a retry finds out. {@code thrown}, the method's own
+     * failure, goes with a refusal for the log.
      *
-     * @param claim what storing the failure found: {@link Claim.Existing} or {@link Claim.Busy}
+     * @param claim what storing the failure found: {@link Claim.Existing} or {@link Claim.Busy}; {@code null}: not known
      */
     Decision.Replay failureLost(ScopedKey key, Claim claim, String fingerprint, long started, Clock clock, Throwable thrown) {
-        LOG.log(Level.FINE, "{0}: another call stored its answer first; this call''s failure is not kept", key);
+        LOG.log(Level.FINE, "{0}: this call''s failure is not kept", key);
         RuntimeException refused;
-        if (claim instanceof Claim.Existing existing && !existing.record().fingerprint().equals(fingerprint)) {
+        if (claim == null) {
+            refused = new dev.idempotency.IdempotencyStoreException("Could not keep the failure of the " + key);
+        } else if (claim instanceof Claim.Existing existing && !existing.record().fingerprint().equals(fingerprint)) {
             refused = reused(key);
         } else if (claim instanceof Claim.Existing existing && existing.record().isFinished()) {
             return replay(key, existing.record(), fingerprint, started, false);

@@ -20,8 +20,8 @@ public interface Delivery {
     void attempt();
 
     /**
-     * The work ran, but the key's answer is another call's, replayed to this one (the run's work rolled back, and a
-     * failure it kept was not stored): what the run asked for (an acknowledgement, a refusal) is void, and the record is
+     * The key's answer is another call's, replayed to this one: whatever a run of the work here asked for (an
+     * acknowledgement, a refusal; its work rolled back, and a failure it kept was not stored) is void, and the record is
      * answered as that call's duplicate.
      */
     default void superseded() {
