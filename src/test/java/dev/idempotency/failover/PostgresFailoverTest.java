@@ -3,6 +3,7 @@ package dev.idempotency.failover;
 import dev.idempotency.ClaimMode;
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.cache.LocalRecordCache;
 import dev.idempotency.core.AtomicOutcome;
 import dev.idempotency.core.IdempotencyEngine;
 import dev.idempotency.core.LocalCompletionSignals;
@@ -107,6 +108,11 @@ class PostgresFailoverTest {
     }
 
     void open(Replication replication) throws Exception {
+        LocalCompletionSignals signals = new LocalCompletionSignals();
+        open(replication, signals, RecordCache.NONE);
+    }
+
+    void open(Replication replication, LocalCompletionSignals signals, RecordCache cache) throws Exception {
         pair.start(replication);
         try (Connection c = DriverManager.getConnection(pair.url(pair.primaryPort()), PostgresStandbyPair.USER, "");
              Statement s = c.createStatement()) {
@@ -119,8 +125,8 @@ class PostgresFailoverTest {
                 .connectionValidator(AgroalConnectionPoolConfiguration.ConnectionValidator.defaultValidatorWithTimeout(1))
                 .exceptionSorter(new PostgreSQLExceptionSorter()));
         JpaIdempotencyStore store = env.boundedStore(STATEMENT_BOUND, Duration.ofSeconds(1));
-        engine = new IdempotencyEngine(store, Clock.systemUTC(), "app", env.bridge(), new LocalCompletionSignals(),
-                Executors.newCachedThreadPool(), Duration.ofSeconds(30), RecordCache.NONE);
+        engine = new IdempotencyEngine(store, Clock.systemUTC(), "app", env.bridge(), signals,
+                Executors.newCachedThreadPool(), Duration.ofSeconds(30), cache);
         clients = Executors.newFixedThreadPool(CLIENTS);
     }
 
@@ -471,6 +477,33 @@ class PostgresFailoverTest {
         retryPastTheLease(() -> call(ClaimMode.LEASED, "sync-joined", joined));
         assertThat(businessRowsPerKey().get("sync-joined")).as("nothing of the first call committed; the retry ran it once").isEqualTo(1);
         record("LEASED     SYNCHRONOUS  the primary died before the commit of the work with its completion: run once");
+    }
+
+    /**
+     * The cache is written when a claim commits, so an asynchronous promotion that loses a commit leaves the cache
+     * holding its answer: a retry is answered from the cache with a payment the surviving database does not have, until
+     * the cache is emptied (as the guide says to do after such a failover). Then the retry finds no record and runs the
+     * work, once.
+     */
+    @Test
+    void anAnswerCachedFromACommitTheFailoverLostIsReplayedUntilTheCacheIsFlushedThenRunOnce() throws Exception {
+        LocalCompletionSignals signals = new LocalCompletionSignals();
+        open(Replication.ASYNCHRONOUS, signals, new LocalRecordCache(1000, Clock.systemUTC(), signals));
+        pair.holdReplication(); // the standby gets nothing committed from now on
+        String first = call(ClaimMode.ATOMIC, "cached");
+        failOver();
+
+        String fromTheCache = retryPastTheLease(() -> call(ClaimMode.ATOMIC, "cached"));
+        assertThat(fromTheCache).as("the cache still answers the lost commit's answer").isEqualTo(first);
+        assertThat(businessRowsPerKey()).as("whose payment the promoted standby does not have").doesNotContainKey("cached");
+
+        engine.flushCache();
+        String afterTheFlush = retryPastTheLease(() -> call(ClaimMode.ATOMIC, "cached"));
+        assertThat(afterTheFlush).as("the cache emptied, the retry finds no record and runs the work").isNotEqualTo(first);
+        assertThat(businessRowsPerKey().get("cached")).as("once").isEqualTo(1);
+        assertThat(call(ClaimMode.ATOMIC, "cached")).as("and its answer is the key's from now on").isEqualTo(afterTheFlush);
+        record("ATOMIC     ASYNCHRONOUS a cached answer of a commit the failover lost: replayed from the cache until it was"
+                + " flushed; then run once");
     }
 
     /** One call of a key inside a transaction of the caller's, which the work and (leased) the completion join. */
