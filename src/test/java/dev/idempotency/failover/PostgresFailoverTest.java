@@ -76,6 +76,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class PostgresFailoverTest {
 
     static final int CLIENTS = 8;
+    /** Answers before the failure, and after the promotion at least ({@code -Dfailover.answers}: bench/failover's longer runs). */
+    static final int ANSWERS = Integer.getInteger("failover.answers", 200);
     /** Short, so that a leased claim left by the dead primary is taken over within the run. */
     static final Duration LEASE = Duration.ofSeconds(3);
     static final Policy POLICY = new Policy(Duration.ofHours(1), LEASE, false, Duration.ZERO, Duration.ofSeconds(1));
@@ -292,11 +294,11 @@ class PostgresFailoverTest {
         for (int c = 0; c < CLIENTS; c++) {
             running.add(clients.submit(client(mode, prefix, c, stop, tally, answersAfterKill)));
         }
-        awaitAnswers(tally.firstAnswers::size, 200, "answers before the failover");
+        awaitAnswers(tally.firstAnswers::size, ANSWERS, "answers before the failover");
         int beforeHold = tally.firstAnswers.size();
         if (replication == Replication.ASYNCHRONOUS) {
             pair.holdReplication(); // the standby falls behind: what is committed from now on is lost with the primary
-            awaitAnswers(tally.firstAnswers::size, beforeHold + 100, "answers the standby does not get");
+            awaitAnswers(tally.firstAnswers::size, beforeHold + ANSWERS / 2, "answers the standby does not get");
         }
         if (failure == PrimaryFailure.KILLED) {
             pair.killPrimary();
@@ -309,7 +311,7 @@ class PostgresFailoverTest {
         pair.promote();
         long promoted = System.nanoTime() - killed;
         // Every client answered again after the promotion, and a leased claim the dead primary left taken over
-        awaitAnswers(answersAfterKill::get, CLIENTS * 20, "answers after the promotion");
+        awaitAnswers(answersAfterKill::get, Math.max(CLIENTS * 20, ANSWERS), "answers after the promotion");
         LockSupport.parkNanos(LEASE.plusSeconds(1).toNanos()); // the load goes on past the lease of a claim left behind
         stop.set(true);
         for (Future<?> f : running) {
