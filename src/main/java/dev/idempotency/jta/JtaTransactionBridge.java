@@ -51,19 +51,26 @@ public final class JtaTransactionBridge implements TransactionBridge {
             throw new IllegalStateException("Could not begin a transaction: " + e, e);
         }
         jakarta.transaction.UserTransaction ut = userTransaction;
+        Object transaction = registry.getTransactionKey();
         return new Begun() {
             @Override
             public void commit() {
+                OwnCommit own = OwnCommit.open(transaction);
                 try {
                     if (ut.getStatus() == Status.STATUS_MARKED_ROLLBACK) {
                         ut.rollback();
                         throw new IllegalStateException("the transaction was marked for rollback");
                     }
                     ut.commit();
+                    own.settle(true);
                 } catch (RuntimeException e) {
+                    own.settle(false);
                     throw e;
                 } catch (Exception e) {
+                    own.settle(false);
                     throw new IllegalStateException("Could not commit: " + e, e);
+                } finally {
+                    own.close();
                 }
             }
 
@@ -94,7 +101,20 @@ public final class JtaTransactionBridge implements TransactionBridge {
         if (newTransactions == null) {
             throw new IllegalStateException("no transaction manager to begin a transaction with");
         }
-        return newTransactions.required(work);
+        OwnCommit own = OwnCommit.open(null);
+        try {
+            T result = newTransactions.required(() -> {
+                own.transaction = registry.getTransactionKey();
+                return work.call();
+            });
+            own.settle(true);
+            return result;
+        } catch (Exception | Error e) {
+            own.settle(false);
+            throw e;
+        } finally {
+            own.close();
+        }
     }
 
     @Override
@@ -115,10 +135,80 @@ public final class JtaTransactionBridge implements TransactionBridge {
                 || status == Status.STATUS_ROLLING_BACK;
     }
 
+    /**
+     * Calls back once the transaction completed. For a transaction this bridge commits itself ({@link #begin()},
+     * {@link #required}), "committed" is told only once its commit returned: a transaction manager may report a commit
+     * whose outcome it could not learn as committed (Narayana calls synchronizations with {@code STATUS_COMMITTED} after
+     * a one-phase commit whose connection failed, and then throws {@code HeuristicMixedException}), and an answer
+     * published then (cached, handed to waiting duplicates) could be one the database never kept. Such a commit's steps
+     * are told "not committed": the store, read again, is the judge. In a transaction of the caller's the manager's
+     * word is all there is.
+     */
     @Override
     public void afterCompletion(Consumer<Boolean> committed) {
         // nothing to flush before: the completion was written when the operation returned
-        AfterCompletion.register(registry, status -> committed.accept(status == Status.STATUS_COMMITTED));
+        Object transaction = registry.getTransactionKey();
+        AfterCompletion.register(registry, status -> {
+            OwnCommit own = OwnCommit.committing(transaction);
+            if (status == Status.STATUS_COMMITTED && own != null) {
+                own.waiting.add(committed); // told when its commit returns, or fails
+            } else {
+                committed.accept(status == Status.STATUS_COMMITTED);
+            }
+        });
+    }
+
+    /**
+     * A commit of this bridge's own transaction under way on this thread, and the completion steps that wait for its
+     * outcome. One per thread at a time, with the one it interrupted (a step run after a commit may begin another).
+     */
+    private static final class OwnCommit {
+        private static final ThreadLocal<OwnCommit> CURRENT = new ThreadLocal<>();
+
+        private final OwnCommit outer;
+        /** The transaction's key ({@link TransactionSynchronizationRegistry#getTransactionKey()}), once begun. */
+        private volatile Object transaction;
+        private final java.util.List<Consumer<Boolean>> waiting = new java.util.ArrayList<>();
+
+        private OwnCommit(OwnCommit outer, Object transaction) {
+            this.outer = outer;
+            this.transaction = transaction;
+        }
+
+        static OwnCommit open(Object transaction) {
+            OwnCommit own = new OwnCommit(CURRENT.get(), transaction);
+            CURRENT.set(own);
+            return own;
+        }
+
+        /** The commit of {@code transaction} under way on this thread, if this bridge is making it. */
+        static OwnCommit committing(Object transaction) {
+            OwnCommit own = CURRENT.get();
+            return own != null && transaction != null && transaction.equals(own.transaction) ? own : null;
+        }
+
+        /** Tells the waiting steps the commit's outcome, each once; a step's failure is logged, the others still run. */
+        void settle(boolean committed) {
+            java.util.List<Consumer<Boolean>> steps = new java.util.ArrayList<>(waiting);
+            waiting.clear();
+            for (Consumer<Boolean> step : steps) {
+                try {
+                    step.accept(committed);
+                } catch (RuntimeException e) {
+                    java.util.logging.Logger.getLogger(JtaTransactionBridge.class.getName())
+                            .log(java.util.logging.Level.WARNING, "A step after the transaction's completion failed", e);
+                }
+            }
+        }
+
+        void close() {
+            settle(false); // none left, unless the commit neither returned nor threw through this bridge
+            if (outer == null) {
+                CURRENT.remove();
+            } else {
+                CURRENT.set(outer);
+            }
+        }
     }
 
     /** Where {@link #claimsOfThisTransaction(boolean)} keeps its set, in the transaction's resources. */
