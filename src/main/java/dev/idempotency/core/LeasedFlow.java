@@ -252,12 +252,21 @@ final class LeasedFlow implements ClaimFlow {
             release(ticket);
             return;
         }
-        // Registered before the write, so that a rollback after it (or of it) always releases the key.
-        transactions.afterCompletion(committed -> {
-            if (committed) {
-                completions.finished(ticket.finished(RecordStatus.COMPLETED, response, now));
-            } else {
-                afterTransaction(() -> release(ticket), "Could not release " + ticket.scopedKey() + " after its transaction rolled back");
+        // Registered before the write, so that a rollback after it (or of it) always releases the key. A commit whose
+        // outcome is unknown (it failed where it may have taken place) neither publishes the answer nor releases the
+        // key: its claim is left to its lease, and a duplicate reads the store, which has the answer or the claim.
+        transactions.afterOutcome(outcome -> {
+            switch (outcome) {
+                case COMMITTED -> completions.finished(ticket.finished(RecordStatus.COMPLETED, response, now));
+                case ROLLED_BACK -> afterTransaction(() -> release(ticket),
+                        "Could not release " + ticket.scopedKey() + " after its transaction rolled back");
+                case UNKNOWN -> {
+                    keys.forget(ticket.scopedKey());
+                    completions.changed(ticket.scopedKey());
+                    LOG.log(Level.WARNING, "The commit of {0} failed where it may have taken place: the key is neither"
+                            + " answered from the cache nor released; its retry finds its answer in the store, or takes"
+                            + " its claim over once its lease ended", ticket.scopedKey());
+                }
             }
         });
         calls.finish(ticket, new Completion(RecordStatus.COMPLETED, response, now, true), true);

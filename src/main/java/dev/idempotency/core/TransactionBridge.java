@@ -55,6 +55,25 @@ public interface TransactionBridge {
     /** Calls back once the active transaction has completed, with {@code true} when it committed. */
     void afterCompletion(Consumer<Boolean> committed);
 
+    /** How a transaction ended, as far as the library can know. */
+    enum Outcome {
+        COMMITTED,
+        ROLLED_BACK,
+        /**
+         * A commit that failed where it may have taken place (its connection lost during a one-phase commit): neither
+         * committed nor rolled back as far as anyone here knows; the store, read again, decides.
+         */
+        UNKNOWN
+    }
+
+    /**
+     * Calls back once the active transaction has completed, with its outcome: {@link Outcome#UNKNOWN} where the bridge
+     * can tell a failed commit that may have taken place. By default {@link #afterCompletion}'s: committed or rolled back.
+     */
+    default void afterOutcome(Consumer<Outcome> step) {
+        afterCompletion(committed -> step.accept(committed ? Outcome.COMMITTED : Outcome.ROLLED_BACK));
+    }
+
     /** Marks the active transaction so that it can only roll back. */
     void setRollbackOnly();
 

@@ -1,6 +1,7 @@
 package dev.idempotency.jta;
 
 import dev.idempotency.core.TransactionBridge;
+import dev.idempotency.core.TransactionBridge.Outcome;
 
 import jakarta.transaction.Status;
 import jakarta.transaction.TransactionSynchronizationRegistry;
@@ -62,12 +63,12 @@ public final class JtaTransactionBridge implements TransactionBridge {
                         throw new IllegalStateException("the transaction was marked for rollback");
                     }
                     ut.commit();
-                    own.settle(true);
+                    own.settle(Outcome.COMMITTED);
                 } catch (RuntimeException e) {
-                    own.settle(false);
+                    own.settle(Outcome.UNKNOWN);
                     throw e;
                 } catch (Exception e) {
-                    own.settle(false);
+                    own.settle(Outcome.UNKNOWN);
                     throw new IllegalStateException("Could not commit: " + e, e);
                 } finally {
                     own.close();
@@ -107,10 +108,10 @@ public final class JtaTransactionBridge implements TransactionBridge {
                 own.transaction = registry.getTransactionKey();
                 return work.call();
             });
-            own.settle(true);
+            own.settle(Outcome.COMMITTED);
             return result;
         } catch (Exception | Error e) {
-            own.settle(false);
+            own.settle(Outcome.UNKNOWN);
             throw e;
         } finally {
             own.close();
@@ -135,25 +136,30 @@ public final class JtaTransactionBridge implements TransactionBridge {
                 || status == Status.STATUS_ROLLING_BACK;
     }
 
-    /**
-     * Calls back once the transaction completed. For a transaction this bridge commits itself ({@link #begin()},
-     * {@link #required}), "committed" is told only once its commit returned: a transaction manager may report a commit
-     * whose outcome it could not learn as committed (Narayana calls synchronizations with {@code STATUS_COMMITTED} after
-     * a one-phase commit whose connection failed, and then throws {@code HeuristicMixedException}), and an answer
-     * published then (cached, handed to waiting duplicates) could be one the database never kept. Such a commit's steps
-     * are told "not committed": the store, read again, is the judge. In a transaction of the caller's the manager's
-     * word is all there is.
-     */
     @Override
     public void afterCompletion(Consumer<Boolean> committed) {
+        afterOutcome(outcome -> committed.accept(outcome == Outcome.COMMITTED));
+    }
+
+    /**
+     * Calls back once the transaction completed. For a transaction this bridge commits itself ({@link #begin()},
+     * {@link #required}), {@link Outcome#COMMITTED} is told only once its commit returned, and {@link Outcome#UNKNOWN}
+     * when it threw after the manager had reported it committed: a transaction manager may report a commit whose
+     * outcome it could not learn as committed (Narayana calls synchronizations with {@code STATUS_COMMITTED} after a
+     * one-phase commit whose connection failed, and then throws {@code HeuristicMixedException}), and an answer
+     * published then (cached, handed to waiting duplicates) could be one the database never kept. In a transaction of
+     * the caller's the manager's word is all there is.
+     */
+    @Override
+    public void afterOutcome(Consumer<Outcome> step) {
         // nothing to flush before: the completion was written when the operation returned
         Object transaction = registry.getTransactionKey();
         AfterCompletion.register(registry, status -> {
             OwnCommit own = OwnCommit.committing(transaction);
             if (status == Status.STATUS_COMMITTED && own != null) {
-                own.waiting.add(committed); // told when its commit returns, or fails
+                own.waiting.add(step); // told when its commit returns, or fails
             } else {
-                committed.accept(status == Status.STATUS_COMMITTED);
+                step.accept(status == Status.STATUS_COMMITTED ? Outcome.COMMITTED : Outcome.ROLLED_BACK);
             }
         });
     }
@@ -168,7 +174,7 @@ public final class JtaTransactionBridge implements TransactionBridge {
         private final OwnCommit outer;
         /** The transaction's key ({@link TransactionSynchronizationRegistry#getTransactionKey()}), once begun. */
         private volatile Object transaction;
-        private final java.util.List<Consumer<Boolean>> waiting = new java.util.ArrayList<>();
+        private final java.util.List<Consumer<Outcome>> waiting = new java.util.ArrayList<>();
 
         private OwnCommit(OwnCommit outer, Object transaction) {
             this.outer = outer;
@@ -187,22 +193,35 @@ public final class JtaTransactionBridge implements TransactionBridge {
             return own != null && transaction != null && transaction.equals(own.transaction) ? own : null;
         }
 
-        /** Tells the waiting steps the commit's outcome, each once; a step's failure is logged, the others still run. */
-        void settle(boolean committed) {
-            java.util.List<Consumer<Boolean>> steps = new java.util.ArrayList<>(waiting);
+        /**
+         * Tells the waiting steps the commit's outcome, each once, every one of them even when one fails: a step's
+         * exception is logged; an error is thrown once all have run.
+         */
+        void settle(Outcome outcome) {
+            java.util.List<Consumer<Outcome>> steps = new java.util.ArrayList<>(waiting);
             waiting.clear();
-            for (Consumer<Boolean> step : steps) {
+            Error error = null;
+            for (Consumer<Outcome> step : steps) {
                 try {
-                    step.accept(committed);
+                    step.accept(outcome);
                 } catch (RuntimeException e) {
                     java.util.logging.Logger.getLogger(JtaTransactionBridge.class.getName())
                             .log(java.util.logging.Level.WARNING, "A step after the transaction's completion failed", e);
+                } catch (Error e) {
+                    if (error == null) {
+                        error = e;
+                    } else {
+                        error.addSuppressed(e);
+                    }
                 }
+            }
+            if (error != null) {
+                throw error;
             }
         }
 
         void close() {
-            settle(false); // none left, unless the commit neither returned nor threw through this bridge
+            settle(Outcome.UNKNOWN); // none left, unless the commit neither returned nor threw through this bridge
             if (outer == null) {
                 CURRENT.remove();
             } else {

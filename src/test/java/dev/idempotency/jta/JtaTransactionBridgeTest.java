@@ -44,12 +44,29 @@ class JtaTransactionBridgeTest {
 
     @Test
     void aTransactionTheBridgeBeganAroundWorkWhoseOnePhaseCommitLostItsConnectionIsNotToldCommitted() {
+        List<dev.idempotency.core.TransactionBridge.Outcome> outcomes = new CopyOnWriteArrayList<>();
         assertThatThrownBy(() -> bridge.required(() -> {
             enlistOneResource(XAException.XAER_RMFAIL);
             bridge.afterCompletion(told::add);
+            bridge.afterOutcome(outcomes::add);
             return null;
         })).as("the manager's own word: the outcome is not known").hasStackTraceContaining("HeuristicMixedException");
         assertThat(told).as("told once, not committed").containsExactly(false);
+        assertThat(outcomes).as("and, to who asks, unknown: neither committed nor rolled back")
+                .containsExactly(dev.idempotency.core.TransactionBridge.Outcome.UNKNOWN);
+    }
+
+    @Test
+    void everyStepIsToldEvenWhenOneFails() throws Exception {
+        bridge.required(() -> {
+            enlistOneResource(0);
+            bridge.afterCompletion(c -> {
+                throw new IllegalStateException("a step failed");
+            });
+            bridge.afterCompletion(told::add);
+            return null;
+        });
+        assertThat(told).containsExactly(true);
     }
 
     @Test

@@ -255,6 +255,9 @@ final class ExampleCluster implements ExtensionContext.Store.CloseableResource {
             pb.environment().put("PGUSER", pgUser);
             pb.environment().put("PGPASSWORD", pgPassword);
             pb.environment().put("PG_POOL_SIZE", String.valueOf(POOL_SIZE));
+            // the pool's URL is built from PGHOST and PGPORT (the proxy), not taken from this JVM's environment
+            pb.environment().remove("PGURL");
+            pb.environment().remove("PG_URL_OPTIONS");
             pb.redirectErrorStream(true);
             Process p = pb.start();
             process = p;

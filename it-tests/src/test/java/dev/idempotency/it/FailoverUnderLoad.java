@@ -104,6 +104,8 @@ final class FailoverUnderLoad {
         final AtomicInteger answersAfterKill = new AtomicInteger();
         final AtomicLong slowest = new AtomicLong();
         final AtomicInteger neverAnswered = new AtomicInteger();
+        /** Each client's call under way: when it began ({@link System#nanoTime()}). */
+        final Map<String, Long> underWay = new ConcurrentHashMap<>();
 
         void error(String kind, String sample) {
             errors.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
@@ -145,6 +147,10 @@ final class FailoverUnderLoad {
                 pair.holdReplication();
                 LockSupport.parkNanos(COMMITS_WAIT.toNanos()); // the commits under way pile up; not a synchronisation
             }
+            // Calls under way since before the standby stopped taking WAL: waiting in their commits, which the kill cuts off
+            long beforeTheKill = System.nanoTime();
+            long cutOff = tally.underWay.values().stream()
+                    .filter(began -> beforeTheKill - began > COMMITS_WAIT.toNanos() / 2).count();
             pair.killPrimary();
             long killed = System.nanoTime();
             tally.killedAt.set(killed);
@@ -199,10 +205,10 @@ final class FailoverUnderLoad {
             long unanswered = perReference.keySet().stream().filter(k -> !tally.first.containsKey(k)).count();
 
             String line = String.format(Locale.ROOT,
-                    "HTTP %-14s %-12s keys answered %5d | charged twice %d | answer changed on a late retry %3d"
+                    "HTTP %-14s %-12s keys answered %5d | commits cut off at the kill %d | charged twice %d | answer changed on a late retry %3d"
                             + " | never answered %d | promotion %4d ms after the kill | first answer %5d ms after the kill"
                             + " | readiness after the kill %s, UP again %5d ms after the kill | slowest call %5d ms | meanwhile %s",
-                    server, replication, tally.first.size(), twice, changed, tally.neverAnswered.get(), TimeUnit.NANOSECONDS.toMillis(promoted),
+                    server, replication, tally.first.size(), cutOff, twice, changed, tally.neverAnswered.get(), TimeUnit.NANOSECONDS.toMillis(promoted),
                     TimeUnit.NANOSECONDS.toMillis(tally.firstAnswerAfterKill.get()), readinessAfterKill,
                     TimeUnit.NANOSECONDS.toMillis(firstUpAgain), TimeUnit.NANOSECONDS.toMillis(tally.slowest.get()),
                     new TreeMap<>(tally.errors));
@@ -225,6 +231,8 @@ final class FailoverUnderLoad {
             }
             if (replication == Replication.SYNCHRONOUS) {
                 assertThat(changed).as("with synchronous replication every answer survives the failover").isZero();
+                assertThat(cutOff).as("calls waiting in their commits when the primary died (else this run proved nothing"
+                        + " about a commit cut off)").isPositive();
             }
         } finally {
             stop.set(true);
@@ -253,12 +261,14 @@ final class FailoverUnderLoad {
             long first = System.nanoTime();
             while (true) {
                 long started = System.nanoTime();
+                tally.underWay.put(prefix, started);
                 String kind;
                 String sample;
                 try {
                     HttpResponse<byte[]> r = post(key);
                     tally.slowest.accumulateAndGet(System.nanoTime() - started, Math::max);
                     if (r.statusCode() == 201) {
+                        tally.underWay.remove(prefix);
                         tally.first.put(key, r);
                         long killed = tally.killedAt.get();
                         if (killed != 0 && started > killed) {
@@ -277,6 +287,7 @@ final class FailoverUnderLoad {
                     kind = e.getClass().getName();
                     sample = String.valueOf(e);
                 }
+                tally.underWay.remove(prefix);
                 tally.error(kind, sample);
                 if (System.nanoTime() - first > TimeUnit.SECONDS.toNanos(60) || Thread.currentThread().isInterrupted()) {
                     tally.neverAnswered.incrementAndGet();
@@ -328,7 +339,7 @@ final class FailoverUnderLoad {
         while (count.getAsInt() < atLeast) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError(what + ": " + count.getAsInt() + " within 120 s, not " + atLeast + "; the tail of "
-                        + log + ":\n" + tail());
+                        + log + ":\n" + HttpCrashIT.tail(log));
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // watching the load's progress
         }
@@ -363,11 +374,6 @@ final class FailoverUnderLoad {
 
     static String text(HttpResponse<byte[]> r) {
         return r.statusCode() + " " + new String(r.body(), StandardCharsets.UTF_8);
-    }
-
-    String tail() throws IOException {
-        List<String> lines = Files.readAllLines(log, StandardCharsets.ISO_8859_1);
-        return String.join("\n", lines.subList(Math.max(0, lines.size() - 80), lines.size()));
     }
 
     static void record(String line) throws IOException {

@@ -8,8 +8,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
@@ -17,10 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A database failover under HTTP load, in a real server: Payara Micro with the example, its PostgreSQL pool the
@@ -59,7 +54,7 @@ class HttpFailoverIT {
         PostgresStandbyPair.assumeAvailable();
         pair = new PostgresStandbyPair(TARGET.resolve("pg-failover"), 5443);
         pair.start(REPLICATION);
-        port = freePort();
+        port = HttpCrashIT.freePort();
         log = TARGET.resolve("failover-payara.log");
         String java = Paths.get(System.getProperty("java.home"), "bin", "java").toString();
         Path example = Paths.get("..", "example").toAbsolutePath().normalize();
@@ -67,7 +62,7 @@ class HttpFailoverIT {
         ProcessBuilder pb = new ProcessBuilder("bash", "-c", "source src/main/payara/postgresql.env && exec \"$0\" -Xmx1g -jar \"$1\""
                 + " --nocluster --port \"$2\" --contextroot / --addLibs target/postgresql.jar"
                 + " --postbootcommandfile src/main/payara/postgresql.asadmin --deploy \"$3\"",
-                java, property("payara.microJar"), String.valueOf(port), property("example.war"));
+                java, HttpCrashIT.property("payara.microJar"), String.valueOf(port), HttpCrashIT.property("example.war"));
         pb.directory(example.toFile());
         pb.environment().put("PGURL", "jdbc:postgresql://127.0.0.1:" + pair.primaryPort() + ",127.0.0.1:" + pair.standbyPort()
                 + "/postgres?" + URL_OPTIONS);
@@ -81,10 +76,10 @@ class HttpFailoverIT {
         while (!Files.readString(log, StandardCharsets.ISO_8859_1).contains(" ready in ") || FailoverUnderLoad.readiness(http, base()) != 200) {
             if (!server.isAlive()) {
                 throw new AssertionError("Payara Micro exited (" + server.exitValue() + ") before it answered; the tail of "
-                        + log + ":\n" + tail());
+                        + log + ":\n" + HttpCrashIT.tail(log));
             }
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("Payara Micro did not answer on " + port + " within 180 s; the tail of " + log + ":\n" + tail());
+                throw new AssertionError("Payara Micro did not answer on " + port + " within 180 s; the tail of " + log + ":\n" + HttpCrashIT.tail(log));
             }
             Thread.sleep(500);
         }
@@ -110,22 +105,5 @@ class HttpFailoverIT {
 
     URI base() {
         return URI.create("http://127.0.0.1:" + port + "/");
-    }
-
-    String tail() throws IOException {
-        List<String> lines = Files.readAllLines(log, StandardCharsets.ISO_8859_1);
-        return String.join("\n", lines.subList(Math.max(0, lines.size() - 80), lines.size()));
-    }
-
-    static String property(String name) {
-        String value = System.getProperty(name);
-        assertThat(value).as("system property " + name + " (set by the payara profile)").isNotBlank();
-        return value;
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }
