@@ -75,6 +75,9 @@ public class IdempotentInterceptor {
             }
             // the key the filter claimed, for the keys of the messages the method sends
             RequestEnd request = runtime.requestEnd();
+            if (request != null) {
+                request.claims().watchArguments(ctx.getParameters()); // an answer to come through an argument, from now on
+            }
             ScopedKey key = request == null ? null : request.callKey();
             Object result = key == null ? CallKey.unprotected(ctx::proceed) : CallKey.during(key, ctx::proceed);
             // an answer that comes later is followed to its end, where a claim its filter never saw is settled

@@ -7,7 +7,6 @@ import jakarta.ws.rs.container.CompletionCallback;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.BiFunction;
 
 /**
  * Follows an answer that comes later, on another thread, to its end: when the runtime has processed it and the library's
@@ -17,7 +16,8 @@ import java.util.function.BiFunction;
  *
  * <ul>
  * <li>A suspended response ({@code @Suspended AsyncResponse}): a {@link CompletionCallback}, which the runtime calls once
- *     the response was sent or failed.</li>
+ *     the response was sent or failed; registered before the method runs, since the thread it hands the response to
+ *     may resume it, and the runtime process the answer there, before the method returns.</li>
  * <li>A {@code CompletionStage}: the method returns a stage of the library's that completes with the resource's; the
  *     runtime's own processing of the answer hangs on it and runs, as RESTEasy and Jersey do, on the thread that completes
  *     it, before that completion returns. Settled there only if the runtime processed it on that very thread (its first
@@ -31,32 +31,46 @@ final class LaterAnswers {
     private LaterAnswers() {
     }
 
-    /** What the request's end calls when the resource method returned, for this claim. */
-    static BiFunction<Object[], Object, Object> watcher(RequestEnd.Claims end, Object claim) {
-        return (arguments, result) -> watch(end, claim, arguments, result);
+    /** How the request's end follows this claim's answer: hooked onto before the method runs, or when it returned. */
+    static RequestEnd.Claims.AnswerWatcher watcher(RequestEnd.Claims end, Object claim) {
+        return new RequestEnd.Claims.AnswerWatcher() {
+            @Override
+            public void before(Object[] arguments) {
+                // Before the method runs: it may hand the response to a thread that resumes it, and the runtime may have
+                // processed the answer there before the method returns; a callback registered after that is never called.
+                for (Object a : arguments) {
+                    if (a instanceof AsyncResponse response) {
+                        response.register((CompletionCallback) failure -> end.settleLeftOpen(claim));
+                        return;
+                    }
+                }
+            }
+
+            @Override
+            public Object returned(Object[] arguments, Object result) {
+                for (Object a : arguments) {
+                    if (a instanceof AsyncResponse) {
+                        return result; // followed since before the call
+                    }
+                }
+                return result instanceof CompletionStage<?> stage ? follow(end, claim, stage) : result;
+            }
+        };
     }
 
-    private static Object watch(RequestEnd.Claims end, Object claim, Object[] arguments, Object result) {
-        for (Object a : arguments) {
-            if (a instanceof AsyncResponse response) {
-                response.register((CompletionCallback) failure -> end.settleLeftOpen(claim));
-                return result;
+    /** A stage of the library's that completes with the resource's; its answer settled where the runtime processed it. */
+    private static CompletionStage<Object> follow(RequestEnd.Claims end, Object claim, CompletionStage<?> stage) {
+        CompletableFuture<Object> answer = new CompletableFuture<>();
+        stage.whenComplete((value, failure) -> {
+            if (failure != null) {
+                answer.completeExceptionally(failure);
+            } else {
+                answer.complete(value);
             }
-        }
-        if (result instanceof CompletionStage<?> stage) {
-            CompletableFuture<Object> answer = new CompletableFuture<>();
-            stage.whenComplete((value, failure) -> {
-                if (failure != null) {
-                    answer.completeExceptionally(failure);
-                } else {
-                    answer.complete(value);
-                }
-                if (end.answeredHere(claim)) { // processed on this thread, within complete(): over by now
-                    end.settleLeftOpen(claim);
-                }
-            });
-            return answer;
-        }
-        return result;
+            if (end.answeredHere(claim)) { // processed on this thread, within complete(): over by now
+                end.settleLeftOpen(claim);
+            }
+        });
+        return answer;
     }
 }

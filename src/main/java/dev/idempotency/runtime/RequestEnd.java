@@ -64,8 +64,8 @@ public class RequestEnd {
         private final Map<Object, Runnable> later = new ConcurrentHashMap<>(2);
         /** Of those, the ones whose answer the runtime began to process (its response filters run), and on which thread. */
         private final Map<Object, Thread> answering = new ConcurrentHashMap<>(2);
-        /** How the door follows an answer that comes later: the method's arguments and result, to the result to return. */
-        private volatile BiFunction<Object[], Object, Object> watcher;
+        /** How the door follows an answer that comes later. */
+        private volatile AnswerWatcher watcher;
 
         Claims() {
         }
@@ -80,9 +80,22 @@ public class RequestEnd {
          * processed and the door did not take it ({@link #settleLeftOpen}): the door's watcher, made here for this
          * claim, hooks onto the answer when the resource method returns ({@link #watchAnswer}).
          */
-        public void answerLater(Object claim, Runnable settle, BiFunction<Claims, Object, BiFunction<Object[], Object, Object>> watcherFor) {
+        public void answerLater(Object claim, Runnable settle, BiFunction<Claims, Object, AnswerWatcher> watcherFor) {
             later.put(claim, settle);
             watcher = watcherFor.apply(this, claim);
+        }
+
+        /**
+         * The resource method is about to run: an answer its arguments will carry (a suspended response) is followed to
+         * its end from now on, before the method can hand it to a thread that answers, and is done, before it returns.
+         *
+         * @param arguments the method's arguments
+         */
+        public void watchArguments(Object[] arguments) {
+            AnswerWatcher w = watcher;
+            if (w != null) {
+                w.before(arguments);
+            }
         }
 
         /**
@@ -94,8 +107,8 @@ public class RequestEnd {
          * @return what to return in its place (the same, or a stage that completes with it)
          */
         public Object watchAnswer(Object[] arguments, Object result) {
-            BiFunction<Object[], Object, Object> w = watcher;
-            return w == null ? result : w.apply(arguments, result);
+            AnswerWatcher w = watcher;
+            return w == null ? result : w.returned(arguments, result);
         }
 
         /** The runtime began to process the claim's answer: its response filters run, on this thread. */
@@ -145,6 +158,15 @@ public class RequestEnd {
                     settleLeftOpen(claim);
                 }
             }
+        }
+
+        /** How a door follows an answer that comes later, on another thread, to its end. */
+        public interface AnswerWatcher {
+            /** Before the method runs: hooks onto an answer its arguments will carry (a suspended response). */
+            void before(Object[] arguments);
+
+            /** The method returned: hooks onto an answer its result carries (a stage); what to return in its place. */
+            Object returned(Object[] arguments, Object result);
         }
 
         private static void run(Runnable settle) {

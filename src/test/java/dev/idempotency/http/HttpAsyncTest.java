@@ -25,7 +25,7 @@ class HttpAsyncTest extends OneServerTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"suspended", "stage"})
+    @ValueSource(strings = {"suspended", "suspended-answered-before-return", "stage"})
     @DisplayName("an answer given on another thread is kept and replayed: the work runs once")
     void anAnswerGivenOnAnotherThreadIsKept(String path) throws Exception {
         String key = UUID.randomUUID().toString();
@@ -46,7 +46,7 @@ class HttpAsyncTest extends OneServerTest {
      * off as "in progress" while the claim's heartbeat renews its lease.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"suspended", "stage"})
+    @ValueSource(strings = {"suspended", "suspended-answered-before-return", "stage"})
     @DisplayName("an answer given on another thread that a response filter breaks: the claim is settled, the retry answered")
     void anAnswerThatAResponseFilterBreaksIsSettled(String path) throws Exception {
         String key = UUID.randomUUID().toString();
