@@ -78,7 +78,8 @@ public class RequestEnd {
         /**
          * Settles {@code claim}, whose answer comes later on another thread, with {@code settle} once its answer was
          * processed and the door did not take it ({@link #settleLeftOpen}): the door's watcher, made here for this
-         * claim, hooks onto the answer when the resource method returns ({@link #watchAnswer}).
+         * claim, hooks onto the answer before the resource method runs when an argument will carry it
+         * ({@link #watchArguments}), else when the method returns ({@link #watchAnswer}).
          */
         public void answerLater(Object claim, Runnable settle, BiFunction<Claims, Object, AnswerWatcher> watcherFor) {
             later.put(claim, settle);
