@@ -48,11 +48,7 @@ final class LaterAnswers {
 
             @Override
             public Object returned(Object[] arguments, Object result) {
-                for (Object a : arguments) {
-                    if (a instanceof AsyncResponse) {
-                        return result; // followed since before the call
-                    }
-                }
+                // a suspended response's method returns nothing: it is followed since before the call
                 return result instanceof CompletionStage<?> stage ? follow(end, claim, stage) : result;
             }
         };
