@@ -75,13 +75,14 @@ public class IdempotentInterceptor {
             }
             // the key the filter claimed, for the keys of the messages the method sends
             RequestEnd request = runtime.requestEnd();
-            if (request != null) {
-                request.claims().watchArguments(ctx.getParameters()); // an answer to come through an argument, from now on
+            RequestEnd.Claims claims = request == null ? null : request.claims(); // one look-up of the request's instance
+            if (claims != null) {
+                claims.watchArguments(ctx.getParameters()); // an answer to come through an argument, from now on
             }
-            ScopedKey key = request == null ? null : request.callKey();
+            ScopedKey key = claims == null ? null : claims.callKey();
             Object result = key == null ? CallKey.unprotected(ctx::proceed) : CallKey.during(key, ctx::proceed);
             // an answer that comes later is followed to its end, where a claim its filter never saw is settled
-            return request == null ? result : request.claims().watchAnswer(ctx.getParameters(), result);
+            return claims == null ? result : claims.watchAnswer(ctx.getParameters(), result);
         }
         // What the method's arguments carry (a key, a message to answer) was chosen when the application started.
         CallReader reader = runtime.deployment().readerFor(m);

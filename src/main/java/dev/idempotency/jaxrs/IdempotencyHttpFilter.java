@@ -186,20 +186,19 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
                 Claimed claimed = ((Decision.Held) decision).claimed();
                 request.setProperty(CLAIMED, claimed);
                 dev.idempotency.runtime.RequestEnd end = runtime.requestEnd(); // only a held claim needs the request's end
-                if (end != null) {
-                    end.callKey(scopedKey); // what the keys of the messages the resource method sends derive from
+                dev.idempotency.runtime.RequestEnd.Claims claims = end == null ? null : end.claims(); // one look-up
+                if (claims != null) {
+                    claims.callKey(scopedKey); // what the keys of the messages the resource method sends derive from
                 }
-                if (end != null && !answersLater) {
+                if (claims != null && !answersLater) {
                     // Settled at the latest when the request ends: when neither the response filter nor the writer
                     // runs (an application's response filter threw before this one), its transaction must not stay
                     // open on the request's thread, nor its key held.
-                    dev.idempotency.runtime.RequestEnd.Claims claims = end.claims();
                     claims.settleAtEnd(claimed, () -> settleUnseen(claimed));
                     request.setProperty(END, claims);
-                } else if (end != null) {
+                } else if (claims != null) {
                     // A resource that answers later, on another thread: the request's first dispatch may end before
                     // its answer, so it is settled once the answer was processed (the interceptor hands the answer on).
-                    dev.idempotency.runtime.RequestEnd.Claims claims = end.claims();
                     claims.answerLater(claimed, () -> settleUnseen(claimed), LaterAnswers::watcher);
                     request.setProperty(END, claims);
                 }

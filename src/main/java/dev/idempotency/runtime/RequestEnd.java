@@ -24,24 +24,12 @@ public class RequestEnd {
 
     private static final Logger LOG = Logger.getLogger(RequestEnd.class.getName());
 
-    /** The key of the request's call, once the door read it: what the keys of the messages it sends derive from. */
-    private volatile dev.idempotency.spi.ScopedKey callKey;
-
     private final Claims claims = new Claims();
 
-    /** The request's call has this key (as the store sees it). */
-    public void callKey(dev.idempotency.spi.ScopedKey key) {
-        callKey = key;
-    }
-
-    /** The request's call's key, or {@code null} where the door has not read one. */
-    public dev.idempotency.spi.ScopedKey callKey() {
-        return callKey;
-    }
-
     /**
-     * The request's claims: a plain object, not the container's proxy, that the door may use on another thread (where
-     * this request's context is not active).
+     * The request's claims and its call's key: a plain object, not the container's proxy, that the door may use on another
+     * thread (where this request's context is not active). Each call of the proxy looks the request's instance up again,
+     * so a door takes this once and works on it.
      */
     public Claims claims() {
         return claims;
@@ -66,8 +54,20 @@ public class RequestEnd {
         private final Map<Object, Thread> answering = new ConcurrentHashMap<>(2);
         /** How the door follows an answer that comes later. */
         private volatile AnswerWatcher watcher;
+        /** The key of the request's call, once the door read it: what the keys of the messages it sends derive from. */
+        private volatile dev.idempotency.spi.ScopedKey callKey;
 
         Claims() {
+        }
+
+        /** The request's call has this key (as the store sees it). */
+        public void callKey(dev.idempotency.spi.ScopedKey key) {
+            callKey = key;
+        }
+
+        /** The request's call's key, or {@code null} where the door has not read one. */
+        public dev.idempotency.spi.ScopedKey callKey() {
+            return callKey;
         }
 
         /** Settles {@code claim} with {@code settle} when the request ends, unless {@link #take} took it first. */

@@ -52,6 +52,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>{@code floorLibrarysAtomicStatementsOneTransaction}, {@code floorLibrarysAtomicStatementsInAJtaTransaction}: the
  *     atomic claim's own three statements (the library's insert of an in-progress record, the business insert, the
  *     library's fenced update with the answer), raw JDBC, without and with JTA.</li>
+ * <li>{@code floorOptimisticStatementsOneTransaction}, {@code floorOptimisticStatementsInAJtaTransaction}: the optimistic
+ *     claim's fair floor, its three statements as it sends them (the read of the key, the business insert, the library's
+ *     insert of the finished record), raw JDBC, without and with JTA: the hand-written twin's statements.</li>
  * <li>{@code floorLibrarysStatementsInAJtaTransaction}: the same two statements in raw JDBC in a JTA transaction of
  *     their own (Narayana, the enlisting pool): the ratio of the library to it is the library's overhead beyond JTA.</li>
  * </ul>
@@ -317,6 +320,35 @@ public class AtomicClaimBenchmark {
     @Benchmark
     public int floorLibrarysAtomicStatementsInAJtaTransaction() throws Exception {
         return inAJtaTransaction("n", this::floorLibrarysAtomicStatements);
+    }
+
+    /**
+     * The optimistic claim's statements as it sends them since it reads the key before its work (a retry whose record the
+     * cache lost is answered, not run): the read of the key by its primary key, the business insert, the library's insert
+     * of the finished record; one commit. The hand-written twin's statements (a read, the business row, the answer's row),
+     * on the library's table: the optimistic claim's fair floor.
+     */
+    int floorOptimisticStatements(Connection c, String id) throws Exception {
+        try (PreparedStatement read = c.prepareStatement("SELECT 1 FROM idempotency_record WHERE id = ?")) {
+            read.setString(1, new ScopedKey("bench", "anonymous", id).id());
+            try (java.sql.ResultSet rs = read.executeQuery()) {
+                if (rs.next()) {
+                    throw new IllegalStateException("a new key was found");
+                }
+            }
+        }
+        return floorLibrarysStatements(c, id);
+    }
+
+    @Benchmark
+    public int floorOptimisticStatementsOneTransaction(FloorConnection floor) throws Exception {
+        return inOneTransaction(floor, "r", this::floorOptimisticStatements);
+    }
+
+    /** The same three statements in a JTA transaction of their own, on the pool's enlisted connection. */
+    @Benchmark
+    public int floorOptimisticStatementsInAJtaTransaction() throws Exception {
+        return inAJtaTransaction("s", this::floorOptimisticStatements);
     }
 
     @Benchmark

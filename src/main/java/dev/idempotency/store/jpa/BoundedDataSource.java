@@ -200,16 +200,48 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
     }
 
     /**
+     * Runs the store's own JDBC work on a connection taken as {@link #getConnection} takes one (bounded in the wait), with
+     * the statement bound as its network timeout for the work and its own given back after it, then closes the handle:
+     * what a handle of {@link #getConnection} does, without the proxy that restores the timeout on close, whose reflective
+     * call each statement and the close would go through. The store's hot statements (a claim, an answer) run here.
+     */
+    public <T> T onConnection(JpaTransactions.ConnectionWork<T> work) throws SQLException {
+        try (Connection connection = bounded(() -> pool().getConnection(), false)) {
+            int own = statementMillis == 0 || networkTimeoutRefused ? AS_IT_WAS : bound(connection);
+            try {
+                return work.run(connection);
+            } finally {
+                if (own != AS_IT_WAS) {
+                    restore(connection, own);
+                }
+            }
+        }
+    }
+
+    /** What {@link #bound} answers when it left the connection's network timeout as it was. */
+    private static final int AS_IT_WAS = Integer.MIN_VALUE;
+
+    /**
      * The connection with the statement bound as its network timeout, given back its own when the store closes it; as it
      * is when the driver or the pool refuses.
      */
-    private Connection withStatementBound(Connection connection) throws SQLException {
+    private Connection withStatementBound(Connection connection) {
+        int own = bound(connection);
+        return own == AS_IT_WAS ? connection : (Connection) java.lang.reflect.Proxy.newProxyInstance(
+                BoundedDataSource.class.getClassLoader(), new Class<?>[] {Connection.class}, new Restoring(connection, own));
+    }
+
+    /**
+     * Sets the statement bound as the connection's network timeout; answers the connection's own, to give back, or
+     * {@link #AS_IT_WAS} when it already had the bound, or the driver or the pool refused.
+     */
+    private int bound(Connection connection) {
         int own;
         int millis = statementMillisNow();
         try {
             own = connection.getNetworkTimeout();
             if (own == millis) {
-                return connection;
+                return AS_IT_WAS;
             }
             connection.setNetworkTimeout(DIRECT, millis);
         } catch (java.sql.SQLFeatureNotSupportedException | UnsupportedOperationException | AbstractMethodError e) {
@@ -220,15 +252,25 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
                                 + "stopped answering waits for the driver''s own socket timeout, if any (PostgreSQL and MariaDB: "
                                 + "socketTimeout in the data source''s properties)", e.toString());
             }
-            return connection;
+            return AS_IT_WAS;
         } catch (SQLException | RuntimeException e) {
             // This connection only (closed under the pool, a transaction that ended): its statements fail on their own.
             java.util.logging.Logger.getLogger(BoundedDataSource.class.getName()).log(java.util.logging.Level.FINE,
                     "Could not set a connection's network timeout", e);
-            return connection;
+            return AS_IT_WAS;
         }
-        return (Connection) java.lang.reflect.Proxy.newProxyInstance(BoundedDataSource.class.getClassLoader(),
-                new Class<?>[] {Connection.class}, new Restoring(connection, own));
+        return own;
+    }
+
+    /** Gives the connection its own network timeout back, before the store closes its handle. */
+    private static void restore(Connection connection, int own) {
+        try {
+            if (!connection.isClosed()) {
+                connection.setNetworkTimeout(DIRECT, own);
+            }
+        } catch (SQLException | RuntimeException e) {
+            // a connection the driver already dropped (its timeout passed): closing it is all that is left
+        }
     }
 
     /**
@@ -265,15 +307,7 @@ public final class BoundedDataSource extends DelegatingDataSource implements Aut
         @Override
         public Object invoke(Object proxy, java.lang.reflect.Method method, Object[] args) throws Throwable {
             switch (method.getName()) {
-                case "close" -> {
-                    try {
-                        if (!connection.isClosed()) {
-                            connection.setNetworkTimeout(DIRECT, own);
-                        }
-                    } catch (SQLException | RuntimeException e) {
-                        // a connection the driver already dropped (its timeout passed): closing it is all that is left
-                    }
-                }
+                case "close" -> restore(connection, own);
                 case "unwrap" -> {
                     if (((Class<?>) args[0]).isInstance(proxy)) {
                         return proxy;

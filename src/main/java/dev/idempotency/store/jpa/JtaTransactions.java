@@ -112,8 +112,13 @@ public final class JtaTransactions implements JpaTransactions {
      */
     @Override
     public <T> T onJoinedConnection(ConnectionWork<T> work) {
-        try (Connection connection = dataSource.getConnection()) {
-            return work.run(connection);
+        try {
+            if (dataSource instanceof BoundedDataSource bounded) {
+                return bounded.onConnection(work);
+            }
+            try (Connection connection = dataSource.getConnection()) {
+                return work.run(connection);
+            }
         } catch (SQLException e) {
             throw new jakarta.persistence.PersistenceException(e.getMessage(), e);
         }

@@ -103,6 +103,53 @@ class BoundedDataSourceTest {
         }
     }
 
+    /**
+     * The store's own statements ({@code onConnection}) and a handle of {@code getConnection} (its JPA provider's) both run
+     * under the statement bound, and both give the connection its own network timeout back: the application's statements
+     * on the same connection, in the same transaction, keep theirs. On PostgreSQL, whose driver takes a network timeout; the
+     * data source hands out one physical connection, as a server's pool does inside a transaction.
+     */
+    @Test
+    void theStatementBoundHoldsForTheStoresWorkAndTheConnectionsOwnTimeoutComesBack() throws Exception {
+        dev.idempotency.testing.TestDatabase.POSTGRES.assumeAvailable();
+        try (Connection physical = dev.idempotency.testing.TestDatabase.POSTGRES.connect()) {
+            physical.setNetworkTimeout(Runnable::run, 12_000); // the application's own (socketTimeout=12 in its URL, say)
+            javax.sql.DataSource enlisted = new DelegatingDataSource(null) {
+                @Override
+                public Connection getConnection() {
+                    return (Connection) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                            new Class<?>[] {Connection.class}, (proxy, method, args) -> method.getName().equals("close") ? null
+                                    : invoke(physical, method, args)); // the handle's close leaves it with the transaction
+                }
+
+                @Override
+                public Connection getConnection(String username, String password) {
+                    return getConnection();
+                }
+            };
+            try (BoundedDataSource bounded = new BoundedDataSource(enlisted, BOUND, Duration.ofSeconds(3))) {
+                assertThat(bounded.onConnection(Connection::getNetworkTimeout)).as("the store's statements' bound").isEqualTo(3_000);
+                assertThat(physical.getNetworkTimeout()).as("the connection's own, after the store's work").isEqualTo(12_000);
+                try (Connection handle = bounded.getConnection()) {
+                    assertThat(handle.getNetworkTimeout()).as("a handle's statements' bound").isEqualTo(3_000);
+                }
+                assertThat(physical.getNetworkTimeout()).as("the connection's own, after the handle closed").isEqualTo(12_000);
+                assertThatThrownBy(() -> bounded.onConnection(c -> {
+                    throw new java.sql.SQLException("the work failed");
+                })).hasMessage("the work failed");
+                assertThat(physical.getNetworkTimeout()).as("the connection's own, after work that failed").isEqualTo(12_000);
+            }
+        }
+    }
+
+    static Object invoke(Connection target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
     /** Polls a condition until it holds or the time is up. */
     static boolean until(BooleanSupplier condition, Duration atMost) {
         long deadline = System.nanoTime() + atMost.toNanos();
