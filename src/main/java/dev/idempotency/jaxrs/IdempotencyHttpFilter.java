@@ -309,7 +309,18 @@ final class IdempotencyHttpFilter implements ContainerRequestFilter, ContainerRe
             tooLarge(request, cap, "its Content-Length is " + declared + " bytes");
             return null;
         }
-        byte[] body = request.getEntityStream().readNBytes((int) cap + 1);
+        // Read as far as the declared length and one byte more (a body of a few dozen bytes takes a buffer of its size, not
+        // the stream's 8 KiB chunk), then, only when the body goes on past it (an application's filter inflated it), on to
+        // the cap.
+        java.io.InputStream in = request.getEntityStream();
+        int first = (int) (declared >= 0 ? Math.min(declared, cap) + 1 : cap + 1);
+        byte[] body = in.readNBytes(first);
+        if (body.length == first && first <= cap) {
+            byte[] rest = in.readNBytes((int) cap + 1 - first);
+            byte[] whole = java.util.Arrays.copyOf(body, first + rest.length);
+            System.arraycopy(rest, 0, whole, first, rest.length);
+            body = whole;
+        }
         if (body.length > cap) {
             swallow(request.getEntityStream());
             tooLarge(request, cap, "its body is longer than " + cap + " bytes");

@@ -30,7 +30,7 @@ class HttpRequestSizeTest extends OneServerTest {
         Map<String, String> config = new HashMap<>();
         config.put("idempotency.max-request-size", "2048");
         config.put(SizedResource.class.getName() + "/overridden/Idempotent/maxRequestSize", "100");
-        server = HttpTestServer.onH2(config, SizedResource.class);
+        server = HttpTestServer.onH2(config, SizedResource.class, InflatingRequestFilter.class);
     }
 
     static byte[] bytes(int n) {
@@ -75,6 +75,30 @@ class HttpRequestSizeTest extends OneServerTest {
         assertTooLarge(postChunked("sized", key, bytes(50_000)), 1024);
         assertThat(Counters.executions).hasValue(0);
         assertThat(postChunked("sized", key, bytes(1000)).body()).isEqualTo("run 1, read 1000");
+    }
+
+    static byte[] gzip(byte[] body) throws java.io.IOException {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(out)) {
+            z.write(body);
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    @DisplayName("a body an application's filter inflates past its Content-Length: read whole up to the cap, 413 past it")
+    void aBodyLongerThanItsContentLength() throws Exception {
+        byte[] atTheCap = gzip(bytes(1024));
+        byte[] overTheCap = gzip(bytes(1025));
+        assertThat(atTheCap.length).as("compressed: a declared length far under the cap").isLessThan(100);
+        String key = UUID.randomUUID().toString();
+        HttpResponse<String> tooLarge = server.send(server.request("sized").header("Content-Type", "application/octet-stream")
+                .header("Content-Encoding", "gzip").header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.ofByteArray(overTheCap)).build());
+        assertTooLarge(tooLarge, 1024);
+        assertThat(Counters.executions).hasValue(0);
+        HttpResponse<String> ran = server.send(server.request("sized").header("Content-Type", "application/octet-stream")
+                .header("Content-Encoding", "gzip").header("Idempotency-Key", key).POST(HttpRequest.BodyPublishers.ofByteArray(atTheCap)).build());
+        assertThat(ran.body()).as("the whole inflated body, not its declared length").isEqualTo("run 1, read 1024");
     }
 
     @Test
